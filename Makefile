@@ -1,0 +1,41 @@
+# make        builds bin/mcpdiff (what lazy.nvim's `build = "make"` runs)
+# make test   the whole suite: vet, unit and end-to-end tests with -race on Neovim 0.7.2
+#             and 0.10, and a short run of every fuzz target
+# make bench  benchmarks, side by side with the peers they name
+
+GO      ?= go
+BIN     := bin/mcpdiff
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum
+FUZZTIME ?= 4s
+
+.PHONY: all test unit fuzz bench clean
+
+all: $(BIN)
+
+$(BIN): $(SOURCES)
+	$(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
+
+# Neovim 0.7.2 is Debian's `nvim`; 0.10 comes from scripts/nvim-0.10 (cached in
+# ~/.cache/nvim-0.10 after the first run). The tests run every listed Neovim.
+test: $(BIN)
+	$(GO) vet ./...
+	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(command -v nvim):$$(scripts/nvim-0.10)" \
+		$(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) fuzz
+
+fuzz:
+	@set -e; $(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read pkg dir; do \
+		for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
+				{ echo "fuzz target $$f failed"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; exit 1; }; \
+		done; \
+	done
+
+bench: $(BIN)
+	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
+		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/...
+
+clean:
+	rm -rf bin

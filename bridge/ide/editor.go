@@ -1,0 +1,47 @@
+package ide
+
+import "context"
+
+// DiffRequest is one openDiff proposal.
+type DiffRequest struct {
+	TabName  string
+	OldPath  string // absolute
+	NewPath  string // absolute
+	Contents string // the proposal, exact bytes
+	NewFile  bool   // OldPath does not exist on disk
+}
+
+// Outcome is how a diff ended, as far as the editor's teardown cares.
+type Outcome int
+
+const (
+	Rejected Outcome = iota // nothing will be written
+	Accepted                // the client writes the accepted text: reload unmodified buffers after
+)
+
+// ToolError is a JSON-RPC error a tool answers with (code -32000 tool failure,
+// -32001 file not open, -32602 invalid params, ...).
+type ToolError struct {
+	Code    int
+	Message string
+	Data    string
+}
+
+func (e *ToolError) Error() string { return e.Message + ": " + e.Data }
+
+// Editor is the editor half of the IDE protocol. The Neovim implementation lives in
+// package nvim. Implementations must be safe for concurrent use.
+type Editor interface {
+	// OpenDiff draws the proposal and returns once it is shown (or fails, e.g. with a
+	// *ToolError when the file's buffer has unsaved changes). The user's answer comes
+	// later through Server.Decide.
+	OpenDiff(ctx context.Context, req DiffRequest) error
+	// CloseDiff tears tabName's view down. With Accepted, buffers of the file that
+	// have no unsaved changes are reloaded once the client has written the file.
+	CloseDiff(ctx context.Context, tabName string, outcome Outcome) error
+	// Query runs one of the simple tools (openFile, getDiagnostics,
+	// getCurrentSelection, getLatestSelection, getOpenEditors, getWorkspaceFolders,
+	// checkDocumentDirty, saveDocument) and returns the text of its one result item,
+	// exactly as the protocol doc gives it.
+	Query(ctx context.Context, tool string, args map[string]any) (string, error)
+}

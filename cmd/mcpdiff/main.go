@@ -1,0 +1,47 @@
+// Command mcpdiff is the one binary of mcpdiff: the MCP file-tool server, the Neovim
+// bridge, and the CLI that reviews, accepts and rejects recorded agent edits.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const version = "0.1.0"
+
+// commit is set by the Makefile (-ldflags "-X main.commit=...").
+var commit = "unknown"
+
+const usage = `usage: mcpdiff <command> [flags]
+
+commands:
+  serve     MCP server with the file tools (stdio, or --http 127.0.0.1:PORT)
+  nvim      the Neovim bridge (started by the Lua plugin, never by hand)
+  status    list recorded edits
+  show      show the diff of an edit or a conversation
+  accept    accept edits
+  reject    reject edits and rebuild the files without them
+  cleanup   drop fully resolved conversations
+  version   print version and build info
+`
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "version", "--version", "-v":
+		fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "mcpdiff: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

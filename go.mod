@@ -1,0 +1,16 @@
+module github.com/mcpdiff/mcpdiff
+
+go 1.25.5
+
+require (
+	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
+	github.com/bluekeyes/go-gitdiff v0.9.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/gofrs/flock v0.13.1 // indirect
+	github.com/hexops/gotextdiff v1.0.3 // indirect
+	github.com/mark3labs/mcp-go v1.2.1 // indirect
+	github.com/neovim/go-client v1.2.1 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.38.0 // indirect
+)
