@@ -1,0 +1,570 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// ws is a workspace with a store, and helpers that change files the way the MCP
+// tools do: log through Record, write in Apply.
+type ws struct {
+	t     *testing.T
+	dir   string
+	root  *workspace.Root
+	store *Store
+}
+
+func newWS(t *testing.T) *ws {
+	t.Helper()
+	dir := t.TempDir()
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ws{t: t, dir: root.Path(), root: root, store: st}
+}
+
+func (w *ws) abs(rel string) string { return filepath.Join(w.dir, rel) }
+
+func (w *ws) read(rel string) (string, bool) {
+	b, err := os.ReadFile(w.abs(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(b), true
+}
+
+func (w *ws) mustRead(rel string) string {
+	w.t.Helper()
+	s, ok := w.read(rel)
+	if !ok {
+		w.t.Fatalf("%s does not exist", rel)
+	}
+	return s
+}
+
+func (w *ws) writeRaw(rel, content string) {
+	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(w.abs(rel)), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(w.abs(rel), []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// change records and applies one change, returning its entry.
+func (w *ws) change(conv string, ch Change) *Entry {
+	w.t.Helper()
+	entries, err := w.store.Record(context.Background(), Commit{
+		Conversation: conv, Tool: "test", Source: SourceMCP, Changes: []Change{ch},
+		Apply: func() error { return w.applyChange(ch) },
+	})
+	if err != nil {
+		w.t.Fatalf("record %s %s: %v", ch.Op, ch.Path, err)
+	}
+	return entries[0]
+}
+
+func (w *ws) applyChange(ch Change) error {
+	rel := func(p string) string { r, _ := filepath.Rel(w.dir, p); return r }
+	o := workspace.WriteOptions{Perm: 0o644}
+	switch ch.Op {
+	case Create:
+		return w.root.CreateFile(rel(ch.Path), ch.After, o)
+	case Delete:
+		return w.root.Remove(rel(ch.Path))
+	case Move:
+		return w.root.Move(rel(ch.From), rel(ch.Path))
+	default:
+		return w.root.WriteFile(rel(ch.Path), ch.After, o)
+	}
+}
+
+// edit replaces a file's content (recorded as an edit).
+func (w *ws) edit(conv, rel, content string) *Entry {
+	w.t.Helper()
+	before, _ := w.read(rel)
+	return w.change(conv, Change{Op: Edit, Path: w.abs(rel), Before: []byte(before), BeforeExists: true, After: []byte(content)})
+}
+
+func (w *ws) create(conv, rel, content string) *Entry {
+	w.t.Helper()
+	return w.change(conv, Change{Op: Create, Path: w.abs(rel), After: []byte(content)})
+}
+
+func (w *ws) remove(conv, rel string) *Entry {
+	w.t.Helper()
+	before := w.mustRead(rel)
+	return w.change(conv, Change{Op: Delete, Path: w.abs(rel), Before: []byte(before), BeforeExists: true})
+}
+
+func (w *ws) move(conv, from, to string) *Entry {
+	w.t.Helper()
+	before := w.mustRead(from)
+	return w.change(conv, Change{Op: Move, From: w.abs(from), Path: w.abs(to), Before: []byte(before), BeforeExists: true})
+}
+
+func (w *ws) decide(to Status, force bool, ids ...string) (*Outcome, error) {
+	return w.store.Decide(context.Background(), Selection{IDs: ids}, to, force)
+}
+
+func (w *ws) mustDecide(to Status, ids ...string) {
+	w.t.Helper()
+	if _, err := w.decide(to, false, ids...); err != nil {
+		w.t.Fatalf("%s %v: %v", to, ids, err)
+	}
+}
+
+func (w *ws) expect(rel, want string) {
+	w.t.Helper()
+	got, ok := w.read(rel)
+	if !ok {
+		w.t.Fatalf("%s: missing, want %q", rel, want)
+	}
+	if got != want {
+		w.t.Fatalf("%s:\n got %q\nwant %q", rel, got, want)
+	}
+}
+
+func (w *ws) expectMissing(rel string) {
+	w.t.Helper()
+	if got, ok := w.read(rel); ok {
+		w.t.Fatalf("%s exists (%q), want it gone", rel, got)
+	}
+}
+
+func lines(n int, f func(i int) string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(f(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func numbered(n int) string { return lines(n, func(i int) string { return "line " + itoa(i) }) }
+
+func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
+
+func fmtInt(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	neg := i < 0
+	if neg {
+		i = -i
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return string(b)
+}
+
+// replaceLine returns content with line n (1-based) replaced.
+func replaceLine(content string, n int, with string) string {
+	ls := strings.SplitAfter(content, "\n")
+	ls[n-1] = with + "\n"
+	return strings.Join(ls, "")
+}
+
+func insertAfter(content string, n int, add ...string) string {
+	ls := strings.SplitAfter(content, "\n")
+	var out []string
+	out = append(out, ls[:n]...)
+	for _, a := range add {
+		out = append(out, a+"\n")
+	}
+	out = append(out, ls[n:]...)
+	return strings.Join(out, "")
+}
+
+func TestRejectMiddleEditKeepsLaterEditsWithShiftedLines(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(20))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 15, "fifteen"))
+	e2 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 2, "new A", "new B", "new C"))
+	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 10, "ten")) // line 7 of the original
+
+	w.mustDecide(Rejected, e1.EditID)
+	want := replaceLine(insertAfter(numbered(20), 2, "new A", "new B", "new C"), 10, "ten")
+	w.expect("a.txt", want)
+
+	// Switching back puts it in again.
+	w.mustDecide(Accepted, e1.EditID)
+	want = replaceLine(want, 18, "fifteen")
+	w.expect("a.txt", want)
+
+	w.mustDecide(Rejected, e2.EditID)
+	w.expect("a.txt", replaceLine(replaceLine(numbered(20), 7, "ten"), 15, "fifteen"))
+	w.mustDecide(Rejected, e3.EditID)
+	w.expect("a.txt", replaceLine(numbered(20), 15, "fifteen"))
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", numbered(20))
+	w.mustDecide(Accepted, e1.EditID, e2.EditID, e3.EditID)
+	w.expect("a.txt", want)
+}
+
+func TestOverlapIsAConflictAndChangesNothing(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "FIVE"))
+	before := w.mustRead("a.txt")
+
+	_, err := w.decide(Rejected, false, e1.EditID)
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("reject e1: got %v, want a conflict", err)
+	}
+	if conflict.Later.EditID != e2.EditID {
+		t.Fatalf("conflict names %s, want the later edit %s", conflict.Later.EditID, e2.EditID)
+	}
+	if !strings.Contains(err.Error(), short(e2.EditID)) {
+		t.Fatalf("message %q does not name the later edit", err)
+	}
+	w.expect("a.txt", before)
+	list, _ := w.store.List(Filter{})
+	for _, e := range list.Entries {
+		if e.Status != Pending {
+			t.Fatalf("%s is %s after a refused reject", e.EditID, e.Status)
+		}
+	}
+}
+
+func TestTouchingLinesConflictNearbyLinesDoNot(t *testing.T) {
+	cases := []struct {
+		name     string
+		later    func(string) string
+		conflict bool
+	}{
+		{"next line", func(c string) string { return replaceLine(c, 6, "six") }, true},
+		{"insert right after", func(c string) string { return insertAfter(c, 5, "inserted") }, true},
+		{"line before", func(c string) string { return replaceLine(c, 4, "four") }, true},
+		{"one unchanged line between", func(c string) string { return replaceLine(c, 7, "seven") }, false},
+		{"inside diff context", func(c string) string { return replaceLine(c, 3, "three") }, false},
+		{"insert with a line between", func(c string) string { return insertAfter(c, 6, "inserted") }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWS(t)
+			w.writeRaw("a.txt", numbered(10))
+			c := NewConversationID()
+			e1 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))
+			w.edit(c, "a.txt", tc.later(w.mustRead("a.txt")))
+			_, err := w.decide(Rejected, false, e1.EditID)
+			var conflict *ConflictError
+			if got := errors.As(err, &conflict); got != tc.conflict {
+				t.Fatalf("conflict = %v (err %v), want %v", got, err, tc.conflict)
+			}
+			if !tc.conflict {
+				w.expect("a.txt", tc.later(numbered(10)))
+			}
+		})
+	}
+}
+
+func TestRejectedDeletionComesBackBetweenItsNeighbours(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(6))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", "line 1\nline 2\nline 4\nline 5\nline 6\n")      // delete line 3
+	w.edit(c, "a.txt", "line 1\nline 2\nline FOUR\nline 5\nline 6\n")          // change the line after it
+	w.edit(c, "a.txt", "line 1\nline TWO\nline FOUR\nline 5\nline 6\n")        // and the line before
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", "line 1\nline TWO\nline 3\nline FOUR\nline 5\nline 6\n") // restored where it was
+}
+
+func TestCreateEditMoveEditDeleteChain(t *testing.T) {
+	w := newWS(t)
+	c := NewConversationID()
+	create := w.create(c, "a.txt", "one\ntwo\nthree\n")
+	edit1 := w.edit(c, "a.txt", "one\nTWO\nthree\n")
+	move := w.move(c, "a.txt", "sub/b.txt")
+	edit2 := w.edit(c, "sub/b.txt", "one\nTWO\nthree\nfour\n")
+	del := w.remove(c, "sub/b.txt")
+
+	w.mustDecide(Rejected, del.EditID)
+	w.expect("sub/b.txt", "one\nTWO\nthree\nfour\n")
+	w.mustDecide(Rejected, move.EditID)
+	w.expectMissing("sub/b.txt")
+	w.expect("a.txt", "one\nTWO\nthree\nfour\n")
+	w.mustDecide(Rejected, edit1.EditID)
+	w.expect("a.txt", "one\ntwo\nthree\nfour\n")
+	w.mustDecide(Accepted, move.EditID)
+	w.expectMissing("a.txt")
+	w.expect("sub/b.txt", "one\ntwo\nthree\nfour\n")
+	w.mustDecide(Accepted, del.EditID)
+	w.expectMissing("sub/b.txt")
+	w.mustDecide(Accepted, edit1.EditID)
+	w.mustDecide(Rejected, edit2.EditID)
+	w.expectMissing("sub/b.txt")
+	w.mustDecide(Rejected, del.EditID)
+	w.expect("sub/b.txt", "one\nTWO\nthree\n")
+
+	// Rejecting the create while later edits keep its lines is a conflict.
+	if _, err := w.decide(Rejected, false, create.EditID); err == nil {
+		t.Fatal("rejecting the create under kept edits of its content: want a conflict")
+	}
+	w.mustDecide(Rejected, edit1.EditID)
+	w.mustDecide(Rejected, create.EditID, move.EditID)
+	w.expectMissing("a.txt")
+	w.expectMissing("sub/b.txt")
+}
+
+func TestRejectDeleteRestoresFileWithItsMode(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("run.sh", "#!/bin/sh\necho hi\n")
+	if err := os.Chmod(w.abs("run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := w.edit(NewConversationID(), "run.sh", "#!/bin/sh\necho hello\n")
+	w.mustDecide(Rejected, e.EditID)
+	w.expect("run.sh", "#!/bin/sh\necho hi\n")
+	if fi, _ := os.Stat(w.abs("run.sh")); fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode %v after rebuild, want 0755", fi.Mode().Perm())
+	}
+}
+
+func TestLaterConversationsStayWhenAnEarlierOneIsRejected(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(30))
+	c1, c2 := NewConversationID(), NewConversationID()
+	w.edit(c1, "a.txt", replaceLine(w.mustRead("a.txt"), 3, "c1 three"))
+	w.edit(c1, "a.txt", replaceLine(w.mustRead("a.txt"), 20, "c1 twenty"))
+	w.edit(c2, "a.txt", insertAfter(w.mustRead("a.txt"), 10, "c2 added"))
+	if _, err := w.store.Decide(context.Background(), Selection{Conversation: c1}, Rejected, false); err != nil {
+		t.Fatal(err)
+	}
+	w.expect("a.txt", insertAfter(numbered(30), 10, "c2 added"))
+}
+
+func TestExternalChangeStopsRejectAndForceDiscardsIt(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(5))
+	e := w.edit(NewConversationID(), "a.txt", replaceLine(numbered(5), 2, "two"))
+	w.writeRaw("a.txt", replaceLine(replaceLine(numbered(5), 2, "two"), 5, "user"))
+
+	_, err := w.decide(Rejected, false, e.EditID)
+	var ext *ExternalChangeError
+	if !errors.As(err, &ext) {
+		t.Fatalf("got %v, want an external change", err)
+	}
+	if len(ext.Drifts) != 1 || !strings.Contains(ext.Drifts[0].Diff, "+user") {
+		t.Fatalf("drift does not show the outside change: %+v", ext.Drifts)
+	}
+	w.expect("a.txt", replaceLine(replaceLine(numbered(5), 2, "two"), 5, "user"))
+	if _, err := w.decide(Rejected, true, e.EditID); err != nil {
+		t.Fatal(err)
+	}
+	w.expect("a.txt", numbered(5))
+}
+
+func TestOutsideChangeBeforeANewEditIsKeptWhenAnOlderEditIsRejected(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(numbered(10), 2, "agent two"))
+	w.writeRaw("a.txt", replaceLine(w.mustRead("a.txt"), 6, "user six")) // the user, in the editor
+	w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 9, "agent nine"))
+
+	list, _ := w.store.List(Filter{})
+	if len(list.Entries) != 3 || list.Entries[1].Source != SourceExternal || list.Entries[1].Status != Accepted {
+		t.Fatalf("want the outside change recorded as an accepted external entry, got %+v", list.Entries)
+	}
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", replaceLine(replaceLine(numbered(10), 6, "user six"), 9, "agent nine"))
+}
+
+func TestEditsAfterARejectReplayOnTopOfTheRebuild(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(numbered(10), 3, "three"))
+	w.mustDecide(Rejected, e1.EditID)
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "eight"))
+	w.mustDecide(Accepted, e1.EditID)
+	w.expect("a.txt", replaceLine(replaceLine(numbered(10), 3, "three"), 8, "eight"))
+	w.mustDecide(Rejected, e2.EditID)
+	w.expect("a.txt", replaceLine(numbered(10), 3, "three"))
+
+	// An edit made while e1 was rejected that touches e1's lines conflicts when e1
+	// comes back.
+	w.mustDecide(Rejected, e1.EditID)
+	w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 3, "three by later edit"))
+	if _, err := w.decide(Accepted, false, e1.EditID); err == nil {
+		t.Fatal("want a conflict re-accepting e1 under an edit of the same line")
+	}
+}
+
+func TestToolCallIndexContinuesAcrossProcesses(t *testing.T) {
+	w := newWS(t)
+	c := NewConversationID()
+	w.create(c, "a.txt", "a\n")
+	// A second process: its own Store on the same folder.
+	root2, err := workspace.OpenRoot(w.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := Open(root2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := &ws{t: t, dir: w.dir, root: root2, store: st2}
+	e := w2.create(c, "b.txt", "b\n")
+	if e.ToolCallIndex != 1 {
+		t.Fatalf("tool_call_index = %d, want 1", e.ToolCallIndex)
+	}
+}
+
+func TestFailedApplyRecordsNothing(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "a\n")
+	c := NewConversationID()
+	_, err := w.store.Record(context.Background(), Commit{
+		Conversation: c, Tool: "test", Source: SourceMCP,
+		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}},
+		Apply:   func() error { return errors.New("disk full") },
+	})
+	if err == nil {
+		t.Fatal("want the Apply error")
+	}
+	list, _ := w.store.List(Filter{})
+	if len(list.Entries) != 0 {
+		t.Fatalf("a failed call recorded %d entries", len(list.Entries))
+	}
+	if _, err := os.Stat(filepath.Join(w.store.dir, "diffs", c)); err == nil {
+		if names, _ := os.ReadDir(filepath.Join(w.store.dir, "diffs", c)); len(names) > 0 {
+			t.Fatalf("diff files left behind: %v", names)
+		}
+	}
+	// The next edit is not seen as an outside change.
+	w.edit(c, "a.txt", "c\n")
+	list, _ = w.store.List(Filter{})
+	if len(list.Entries) != 1 {
+		t.Fatalf("got %d entries, want 1", len(list.Entries))
+	}
+}
+
+func TestCorruptedLogLineIsSkippedAndKept(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(3))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(numbered(3), 1, "one"))
+	logPath := filepath.Join(w.store.dir, "logs", c+".log")
+	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{this is not json}\n")
+	f.Close()
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 3, "three"))
+
+	list, err := w.store.List(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Entries) != 2 || len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "corrupted") {
+		t.Fatalf("entries %d warnings %v", len(list.Entries), list.Warnings)
+	}
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", replaceLine(numbered(3), 3, "three"))
+	raw, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(raw), "{this is not json}") {
+		t.Fatal("the rewrite dropped the corrupted line")
+	}
+	_ = e2
+}
+
+func TestTornLastLineIsIgnoredAndRepaired(t *testing.T) {
+	w := newWS(t)
+	c := NewConversationID()
+	w.create(c, "a.txt", "a\n")
+	logPath := filepath.Join(w.store.dir, "logs", c+".log")
+	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"edit_id":"torn","conv`)
+	f.Close()
+	list, _ := w.store.List(Filter{})
+	if len(list.Entries) != 1 {
+		t.Fatalf("torn line read as an entry: %d", len(list.Entries))
+	}
+	w.create(c, "b.txt", "b\n")
+	raw, _ := os.ReadFile(logPath)
+	if strings.Contains(string(raw), "torn") {
+		t.Fatal("the torn line was not cut before the append")
+	}
+	if n := strings.Count(string(raw), "\n"); n != 2 {
+		t.Fatalf("log has %d lines, want 2", n)
+	}
+}
+
+func TestNewerFormatIsRefused(t *testing.T) {
+	w := newWS(t)
+	os.WriteFile(filepath.Join(w.store.dir, "FORMAT"), []byte("mcpdiff-edit-history 99\n"), 0o600)
+	_, err := OpenExisting(w.root)
+	if err == nil || !strings.Contains(err.Error(), "newer mcpdiff") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestMissingCheckpointIsAClearError(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "a\n")
+	e := w.edit(NewConversationID(), "a.txt", "b\n")
+	os.Remove(filepath.Join(w.store.dir, filepath.FromSlash(*e.CheckpointFile)))
+	_, err := w.decide(Rejected, false, e.EditID)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint") {
+		t.Fatalf("got %v, want a checkpoint error", err)
+	}
+	w.expect("a.txt", "b\n")
+}
+
+func TestUnknownAndAmbiguousIDs(t *testing.T) {
+	w := newWS(t)
+	w.create(NewConversationID(), "a.txt", "a\n")
+	if _, err := w.decide(Rejected, false, "nope-nope"); !errors.Is(err, ErrUnknownID) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestCleanupDropsOnlyWholeResolvedLineages(t *testing.T) {
+	w := newWS(t)
+	c1, c2, c3 := NewConversationID(), NewConversationID(), NewConversationID()
+	a := w.create(c1, "a.txt", "a\n")
+	w.create(c2, "b.txt", "b\n")
+	b2 := w.edit(c3, "b.txt", "bb\n")
+	w.mustDecide(Accepted, a.EditID)
+	w.mustDecide(Rejected, b2.EditID)
+	// c2 is pending, so c3 (same file) must stay too; c1 goes.
+	dropped, kept, err := w.store.Cleanup(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 1 || dropped[0] != c1 || len(kept) != 2 {
+		t.Fatalf("dropped %v kept %v", dropped, kept)
+	}
+	for _, sub := range []string{"logs/" + c1 + ".log", "diffs/" + c1, "checkpoints/" + c1} {
+		if _, err := os.Stat(filepath.Join(w.store.dir, sub)); err == nil {
+			t.Fatalf("%s still there", sub)
+		}
+	}
+	w.expect("a.txt", "a\n")
+	w.expect("b.txt", "b\n")
+}

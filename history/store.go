@@ -1,0 +1,309 @@
+// Package history is the edit history of a workspace: every change the file tools
+// make (and every diff accepted in the editor) is recorded in
+// <workspace>/.mcp/edit_history/, grouped by conversation, so that any edit can later
+// be accepted or rejected alone. Rejecting edit k rebuilds the file from its
+// checkpoint by replaying every other kept edit with line shifts handled (replay.go).
+//
+// Layout of the store:
+//
+//	FORMAT                          format version
+//	history.lock                    gofrs/flock lock taken by every writer
+//	seq                             next sequence number (total order of all steps)
+//	logs/<conv>.log                 JSON Lines, one Entry per recorded change
+//	diffs/<conv>/<edit_id>.diff     unified diff of one change
+//	checkpoints/<conv>/<key>.chkpt  a file's bytes when the conversation first touched it
+//	rebuilds.log, diffs/rebuilds/   what accept/reject wrote to disk (see Marker)
+//	heads/<key>.json                the last recorded state of each path
+//	tmp/                            temp files, swept when the store is opened
+package history
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// Dir is where a workspace keeps its store.
+const Dir = ".mcp/edit_history"
+
+// formatVersion is bumped on incompatible layout changes; a store written by a newer
+// mcpdiff is refused rather than misread.
+const formatVersion = 1
+
+// lockTimeout bounds how long a writer waits for another process's lock.
+var lockTimeout = 30 * time.Second
+
+// ErrNoStore means no .mcp/edit_history was found.
+var ErrNoStore = errors.New("no edit history found")
+
+// Store is one workspace's edit history.
+type Store struct {
+	dir       string          // absolute path of .mcp/edit_history
+	workspace *workspace.Root // the workspace the recorded files live in
+	mu        *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
+	maxFile   int64           // size limit when reading workspace files
+}
+
+// processLocks gives every store directory one mutex per process, so goroutines
+// serialise before they contend for the flock.
+var processLocks sync.Map // dir → *sync.Mutex
+
+// Open opens (creating if needed) the store of the workspace folder root.
+func Open(root *workspace.Root) (*Store, error) {
+	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
+	if err := checkFormat(dir); err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{"logs", "diffs", "checkpoints", "heads", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return nil, fmt.Errorf("create edit history in %s: %w (is the workspace read-only?)", root.Path(), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "FORMAT")); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFileAtomic(dir, "FORMAT", []byte(formatLine()), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	mu, _ := processLocks.LoadOrStore(dir, &sync.Mutex{})
+	s := &Store{dir: dir, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20}
+	return s, nil
+}
+
+// OpenExisting opens the store of root only if it already exists (the CLI never
+// creates one).
+func OpenExisting(root *workspace.Root) (*Store, error) {
+	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w in %s", ErrNoStore, root.Path())
+	}
+	if err := checkFormat(dir); err != nil {
+		return nil, err
+	}
+	mu, _ := processLocks.LoadOrStore(dir, &sync.Mutex{})
+	return &Store{dir: dir, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20}, nil
+}
+
+// Find walks up from dir to the nearest folder holding .mcp/edit_history, the way git
+// finds .git, and returns that folder.
+func Find(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, filepath.FromSlash(Dir))); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w in %s or any parent folder (edits are recorded by `mcpdiff serve`; pass --workspace DIR to choose one)", ErrNoStore, abs)
+		}
+	}
+}
+
+// Workspace is the workspace folder the store belongs to.
+func (s *Store) Workspace() string { return s.workspace.Path() }
+
+// SetMaxFileSize sets the size limit for workspace files read while rebuilding.
+func (s *Store) SetMaxFileSize(n int64) { s.maxFile = n }
+
+func formatLine() string { return "mcpdiff-edit-history " + strconv.Itoa(formatVersion) + "\n" }
+
+func checkFormat(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "FORMAT"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read edit history format: %w", err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 || f[0] != "mcpdiff-edit-history" {
+		return fmt.Errorf("%s/FORMAT is not an mcpdiff edit history (%q)", dir, strings.TrimSpace(string(b)))
+	}
+	v, err := strconv.Atoi(f[1])
+	if err != nil {
+		return fmt.Errorf("%s/FORMAT has a bad version %q", dir, f[1])
+	}
+	if v > formatVersion {
+		return fmt.Errorf("the edit history in %s was written by a newer mcpdiff (format %d, this one reads %d); upgrade mcpdiff", dir, v, formatVersion)
+	}
+	return nil
+}
+
+// lock takes the store's process and file locks; the returned function releases them.
+// Stale temp files of writers that crashed are removed while the lock is held.
+func (s *Store) lock(ctx context.Context) (func(), error) {
+	s.mu.Lock()
+	fl := flock.New(filepath.Join(s.dir, "history.lock"), flock.SetPermissions(0o600))
+	ctx, cancel := context.WithTimeout(ctx, lockTimeout)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
+	if err != nil || !ok {
+		s.mu.Unlock()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("the edit history in %s is locked by another mcpdiff process: %w", s.dir, err)
+	}
+	s.sweepTemp()
+	return func() {
+		_ = fl.Unlock()
+		s.mu.Unlock()
+	}, nil
+}
+
+// sweepTemp removes temp files left by a writer that was killed. Only called with the
+// lock held, when no write of ours is in flight.
+func (s *Store) sweepTemp() {
+	names, err := os.ReadDir(filepath.Join(s.dir, "tmp"))
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		_ = os.Remove(filepath.Join(s.dir, "tmp", n.Name()))
+	}
+}
+
+// tempDir is the folder, relative to the workspace, where workspace files are staged
+// before their rename, so a killed process leaves no temp file among the user's files.
+func (s *Store) tempDir() string { return filepath.Join(filepath.FromSlash(Dir), "tmp") }
+
+// nextSeq returns the next sequence number and stores the one after it. Called with
+// the lock held. A missing or unreadable counter is rebuilt from the logs.
+func (s *Store) nextSeq() (int64, error) {
+	path := filepath.Join(s.dir, "seq")
+	var n int64
+	b, err := os.ReadFile(path)
+	if err == nil {
+		n, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	}
+	if err != nil || n <= 0 {
+		n, err = s.maxSeq()
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	if err := writeFileAtomic(s.dir, "seq", []byte(strconv.FormatInt(n+1, 10)+"\n"), 0o600); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// maxSeq scans every log for the highest sequence number recorded.
+func (s *Store) maxSeq() (int64, error) {
+	all, err := s.load()
+	if err != nil {
+		return 0, err
+	}
+	var max int64
+	for _, e := range all.entries {
+		if e.Seq > max {
+			max = e.Seq
+		}
+	}
+	for _, m := range all.markers {
+		if m.Seq > max {
+			max = m.Seq
+		}
+	}
+	return max, nil
+}
+
+// writeFileAtomic writes dir/name through a temp file in dir/tmp and a rename.
+func writeFileAtomic(dir, name string, data []byte, perm fs.FileMode) error {
+	tmpDir := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(tmpDir, "w-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, perm)
+	}
+	if werr == nil {
+		target := filepath.Join(dir, filepath.FromSlash(name))
+		if werr = os.MkdirAll(filepath.Dir(target), 0o700); werr == nil {
+			werr = os.Rename(tmp, target)
+		}
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), werr)
+	}
+	return nil
+}
+
+// newID returns a random RFC 4122 version 4 UUID.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// NewConversationID returns a fresh id of the form conv_<epoch_ms>_<hex>.
+func NewConversationID() string { return newPrefixedID("conv") }
+
+func newPrefixedID(prefix string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s_%d_%s", prefix, time.Now().UnixMilli(), hex.EncodeToString(b[:]))
+}
+
+// validConv reports whether id is safe as a file name in logs/ and diffs/.
+func validConv(id string) bool {
+	if id == "" || len(id) > 128 || id == "rebuilds" {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return !strings.HasPrefix(id, ".")
+}
+
+// equalLines reports whether two line slices are equal.
+func equalLines(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func joinLines(lines []string) []byte {
+	var buf bytes.Buffer
+	for _, l := range lines {
+		buf.WriteString(l)
+	}
+	return buf.Bytes()
+}
