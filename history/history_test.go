@@ -288,9 +288,9 @@ func TestRejectedDeletionComesBackBetweenItsNeighbours(t *testing.T) {
 	w := newWS(t)
 	w.writeRaw("a.txt", numbered(6))
 	c := NewConversationID()
-	e1 := w.edit(c, "a.txt", "line 1\nline 2\nline 4\nline 5\nline 6\n")      // delete line 3
-	w.edit(c, "a.txt", "line 1\nline 2\nline FOUR\nline 5\nline 6\n")          // change the line after it
-	w.edit(c, "a.txt", "line 1\nline TWO\nline FOUR\nline 5\nline 6\n")        // and the line before
+	e1 := w.edit(c, "a.txt", "line 1\nline 2\nline 4\nline 5\nline 6\n") // delete line 3
+	w.edit(c, "a.txt", "line 1\nline 2\nline FOUR\nline 5\nline 6\n")    // change the line after it
+	w.edit(c, "a.txt", "line 1\nline TWO\nline FOUR\nline 5\nline 6\n")  // and the line before
 	w.mustDecide(Rejected, e1.EditID)
 	w.expect("a.txt", "line 1\nline TWO\nline 3\nline FOUR\nline 5\nline 6\n") // restored where it was
 }
