@@ -289,7 +289,7 @@ func (s *Store) carryOut(plan []*fileChange) error {
 		for i := len(done) - 1; i >= 0; i-- {
 			u := done[i]
 			if u.existed {
-				_ = s.workspace.WriteFile(u.rel, u.content, workspace.WriteOptions{Perm: 0o644})
+				_ = s.workspace.WriteFile(u.rel, u.content, workspace.WriteOptions{Perm: 0o644, TempDir: s.tempDir()})
 			} else {
 				_ = s.workspace.Remove(u.rel)
 			}
@@ -304,7 +304,7 @@ func (s *Store) carryOut(plan []*fileChange) error {
 			return err
 		}
 		old, _, rerr := s.workspace.ReadFile(rel, s.maxFile)
-		if err := s.workspace.WriteFile(rel, f.S.content(), workspace.WriteOptions{Perm: f.mode}); err != nil {
+		if err := s.workspace.WriteFile(rel, f.S.content(), workspace.WriteOptions{Perm: f.mode, TempDir: s.tempDir()}); err != nil {
 			rollback()
 			return fmt.Errorf("rebuild %s: %w", f.S.path, err)
 		}
@@ -364,7 +364,7 @@ func (s *Store) saveDecisions(snap *snapshot, next map[string]Status, plan []*fi
 }
 
 func (s *Store) addMarker(f *fileChange) error {
-	seq, err := s.nextSeq()
+	seq, err := s.nextSeq(f.R.path, f.S.path)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,8 @@ type Change struct {
 	Before       []byte // content before the change (of From for a move)
 	BeforeExists bool   // false for a create
 	After        []byte // content after; unused for delete and move
+
+	beforeHash string // computed once per Record
 }
 
 // Commit is one tool call's changes.
@@ -57,6 +59,11 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 	}
 	if len(c.Changes) == 0 {
 		return nil, nil
+	}
+	for i := range c.Changes {
+		if c.Changes[i].BeforeExists {
+			c.Changes[i].beforeHash = hashBytes(c.Changes[i].Before)
+		}
 	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
@@ -125,7 +132,7 @@ func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 // entry builds the log entry of one change and writes its checkpoint and diff.
 func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry, error) {
 	s := t.store
-	seq, err := s.nextSeq()
+	seq, err := s.nextSeq(ch.Path, ch.From)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +150,10 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 		e.SourcePath = strPtr(ch.From)
 	}
 	if ch.BeforeExists {
-		e.HashBefore = strPtr(hashBytes(ch.Before))
+		if ch.beforeHash == "" {
+			ch.beforeHash = hashBytes(ch.Before)
+		}
+		e.HashBefore = strPtr(ch.beforeHash)
 	}
 	switch ch.Op {
 	case Delete:
@@ -212,7 +222,7 @@ func (t *transaction) checkpoint(conv, path string, content []byte, exists bool)
 }
 
 func (t *transaction) writeNew(rel string, data []byte) error {
-	if err := writeFileAtomic(t.store.dir, rel, data, 0o600); err != nil {
+	if err := writeNewFile(t.store.dir, rel, data); err != nil {
 		return err
 	}
 	t.newFiles = append(t.newFiles, rel)
@@ -324,17 +334,18 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 			path    string
 			exists  bool
 			content []byte
+			hash    string
 		}
-		states := []state{{ch.Path, ch.BeforeExists, ch.Before}}
+		states := []state{{ch.Path, ch.BeforeExists, ch.Before, ch.beforeHash}}
 		if ch.Op == Move {
-			states = []state{{ch.From, ch.BeforeExists, ch.Before}, {ch.Path, false, nil}}
+			states = []state{{ch.From, ch.BeforeExists, ch.Before, ch.beforeHash}, {ch.Path, false, nil, ""}}
 		}
 		for _, st := range states {
 			h, err := s.readHead(st.path)
 			if err != nil {
 				return err
 			}
-			if h == nil || (h.Exists == st.exists && (!st.exists || h.Hash == hashBytes(st.content))) {
+			if h == nil || (h.Exists == st.exists && (!st.exists || h.Hash == st.hash)) {
 				continue
 			}
 			if snap == nil {

@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -56,6 +57,7 @@ type Store struct {
 	workspace *workspace.Root // the workspace the recorded files live in
 	mu        *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
 	maxFile   int64           // size limit when reading workspace files
+	sweepOnce sync.Once       // temp files of killed writers are removed on the first lock
 }
 
 // processLocks gives every store directory one mutex per process, so goroutines
@@ -152,14 +154,15 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
 	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
-	if err != nil || !ok {
+	if err != nil && ctx.Err() == nil {
 		s.mu.Unlock()
-		if err == nil {
-			err = ctx.Err()
-		}
-		return nil, fmt.Errorf("the edit history in %s is locked by another mcpdiff process: %w", s.dir, err)
+		return nil, fmt.Errorf("cannot lock the edit history in %s: %w (is the workspace read-only?)", s.dir, err)
 	}
-	s.sweepTemp()
+	if !ok {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("the edit history in %s stayed locked by another mcpdiff process for %v; try again", s.dir, lockTimeout)
+	}
+	s.sweepOnce.Do(s.sweepTemp)
 	return func() {
 		_ = fl.Unlock()
 		s.mu.Unlock()
@@ -167,7 +170,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 }
 
 // sweepTemp removes temp files left by a writer that was killed. Only called with the
-// lock held, when no write of ours is in flight.
+// lock held: other writers stage their files only while holding it.
 func (s *Store) sweepTemp() {
 	names, err := os.ReadDir(filepath.Join(s.dir, "tmp"))
 	if err != nil {
@@ -182,46 +185,60 @@ func (s *Store) sweepTemp() {
 // before their rename, so a killed process leaves no temp file among the user's files.
 func (s *Store) tempDir() string { return filepath.Join(filepath.FromSlash(Dir), "tmp") }
 
-// nextSeq returns the next sequence number and stores the one after it. Called with
-// the lock held. A missing or unreadable counter is rebuilt from the logs.
-func (s *Store) nextSeq() (int64, error) {
-	path := filepath.Join(s.dir, "seq")
-	var n int64
-	b, err := os.ReadFile(path)
-	if err == nil {
-		n, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	}
-	if err != nil || n <= 0 {
-		n, err = s.maxSeq()
+// lastSeq is the newest sequence number this process handed out.
+var lastSeq atomic.Int64
+
+// nextSeq returns a sequence number greater than every step recorded for the given
+// paths and than any this process handed out. Steps are ordered per file (a file's
+// steps all touch its path, so its head bounds them); the clock only makes numbers of
+// unrelated files roughly chronological. Called with the lock held.
+func (s *Store) nextSeq(paths ...string) (int64, error) {
+	floor := lastSeq.Load() + 1
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		h, err := s.readHead(p)
 		if err != nil {
 			return 0, err
 		}
-		n++
+		if h != nil && h.Seq >= floor {
+			floor = h.Seq + 1
+		}
 	}
-	if err := writeFileAtomic(s.dir, "seq", []byte(strconv.FormatInt(n+1, 10)+"\n"), 0o600); err != nil {
-		return 0, err
+	n := max(time.Now().UnixNano(), floor)
+	for {
+		old := lastSeq.Load()
+		if n <= old {
+			n = old + 1
+		}
+		if lastSeq.CompareAndSwap(old, n) {
+			return n, nil
+		}
 	}
-	return n, nil
 }
 
-// maxSeq scans every log for the highest sequence number recorded.
-func (s *Store) maxSeq() (int64, error) {
-	all, err := s.load()
+// writeNewFile writes a file that must not exist yet (a diff or a checkpoint, named
+// by a fresh id). No rename is needed: a log line refers to it only after it is
+// complete, so a writer killed halfway leaves an unreferenced file, never a torn one.
+func writeNewFile(dir, name string, data []byte) error {
+	path := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	var max int64
-	for _, e := range all.entries {
-		if e.Seq > max {
-			max = e.Seq
-		}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	for _, m := range all.markers {
-		if m.Seq > max {
-			max = m.Seq
-		}
+	if err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return max, nil
+	return nil
 }
 
 // writeFileAtomic writes dir/name through a temp file in dir/tmp and a rename.

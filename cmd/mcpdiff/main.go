@@ -5,6 +5,8 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/mcpdiff/mcpdiff/history"
 )
 
 const version = "0.1.0"
@@ -41,6 +43,20 @@ func run(args []string) int {
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0
+	case "nvim":
+		return runNvim(args[1:])
+	case "serve":
+		return runServe(args[1:], os.Stderr)
+	case "status":
+		return runStatus(args[1:], os.Stdout, os.Stderr)
+	case "show":
+		return runShow(args[1:], os.Stdout, os.Stderr)
+	case "accept":
+		return runDecide(history.Accepted, args[1:], os.Stdout, os.Stderr)
+	case "reject":
+		return runDecide(history.Rejected, args[1:], os.Stdout, os.Stderr)
+	case "cleanup":
+		return runCleanup(args[1:], os.Stdout, os.Stderr)
 	}
 	fmt.Fprintf(os.Stderr, "mcpdiff: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -1,0 +1,337 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpdiff/mcpdiff/edit"
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// target is a file a tool call reads or changes, as it was when the call read it.
+type target struct {
+	file    workspace.File
+	content []byte
+	exists  bool
+}
+
+// fileChange is one change a tool computed.
+type fileChange struct {
+	op    history.Operation
+	t     *target        // the file changed; for a move, the source
+	dest  workspace.File // destination of a move
+	after []byte         // new content (create, replace, edit)
+}
+
+// computeFunc turns the current content of a call's files into changes and the
+// result text. It is pure: it may run again if a file changes under it.
+type computeFunc func(ts []*target) ([]fileChange, string, error)
+
+// errChangedMeanwhile means a file changed between reading it and writing it (another
+// process); the call is computed again on the new content.
+var errChangedMeanwhile = errors.New("file changed while the edit was computed")
+
+// toolError is an error whose message is shown to the model as it is.
+type toolError struct{ msg string }
+
+func (e *toolError) Error() string { return e.msg }
+
+func errorf(format string, args ...any) error { return &toolError{fmt.Sprintf(format, args...)} }
+
+// fail is the isError result of a failed call: what went wrong and what to do.
+func fail(err error) *mcp.CallToolResult {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "Error: ") {
+		msg = "Error: " + msg
+	}
+	return mcp.NewToolResultError(msg)
+}
+
+// readOpts say how a call reads its files.
+type readOpts struct {
+	mayBeMissing bool // a missing file is a target that does not exist (create, write)
+	binaryOK     bool // bytes are not checked for being text (move, delete)
+	linkItself   bool // the first path names a symlink itself, not its target (move, delete)
+}
+
+// modify runs one tool call that changes files: read the files (holding their
+// locks), compute the changes, refuse files with unsaved changes in Neovim, then log
+// and apply everything through the edit history. Nothing is written when any step
+// fails.
+func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool string, paths []string, o readOpts, compute computeFunc) (*mcp.CallToolResult, error) {
+	conv, note, err := conversation(req)
+	if err != nil {
+		return fail(err), nil
+	}
+	sc, err := s.scope(ctx)
+	if err != nil {
+		return fail(err), nil
+	}
+	files, err := resolveAll(sc, paths, o.linkItself)
+	if err != nil {
+		return fail(err), nil
+	}
+	defer lockAll(sc.pol, files)()
+	for attempt := 0; ; attempt++ {
+		ts, err := s.readTargets(files, o)
+		if err != nil {
+			return fail(err), nil
+		}
+		changes, result, err := compute(ts)
+		if err != nil {
+			return fail(err), nil
+		}
+		err = s.commit(ctx, conv, tool, changes)
+		if errors.Is(err, errChangedMeanwhile) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return fail(err), nil
+		}
+		s.reloadEditor(changes)
+		return mcp.NewToolResultText(result + note), nil
+	}
+}
+
+// conversation is the call's mcp_conversation_id, or a new one plus the note that
+// tells the client to pass it on.
+func conversation(req mcp.CallToolRequest) (id, note string, err error) {
+	id = strings.TrimSpace(req.GetString("mcp_conversation_id", ""))
+	if id != "" {
+		for _, c := range id {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') || len(id) > 128 {
+				return "", "", errorf("mcp_conversation_id %q is not a valid id: use the id a previous call returned (letters, digits, '_', '-', '.')", id)
+			}
+		}
+		return id, "", nil
+	}
+	id = history.NewConversationID()
+	return id, "\n\nmcp_conversation_id: " + id + " (new conversation: pass this id as mcp_conversation_id on every later file-changing call of this turn)", nil
+}
+
+// resolveAll resolves client paths; with linkItself the first one is not followed if
+// it is a symlink (a delete or move acts on the name it was given, never its target).
+func resolveAll(sc scope, paths []string, linkItself bool) ([]workspace.File, error) {
+	out := make([]workspace.File, len(paths))
+	for i, p := range paths {
+		f, err := sc.resolve(p, i == 0 && linkItself)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// lockAll takes the in-process locks of files in a fixed order (no deadlock between
+// calls that share files) and returns the function that releases them.
+func lockAll(pol *workspace.Policy, files []workspace.File) func() {
+	abs := make([]string, 0, len(files))
+	seen := map[string]bool{}
+	for _, f := range files {
+		if !seen[f.Abs] {
+			seen[f.Abs] = true
+			abs = append(abs, f.Abs)
+		}
+	}
+	sort.Strings(abs)
+	unlocks := make([]func(), len(abs))
+	for i, a := range abs {
+		unlocks[i] = pol.Lock(a)
+	}
+	return func() {
+		for i := len(unlocks) - 1; i >= 0; i-- {
+			unlocks[i]()
+		}
+	}
+}
+
+func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, error) {
+	ts := make([]*target, len(files))
+	for i, f := range files {
+		if f.Rel == "." {
+			return nil, errorf("%s is the workspace root folder itself; the file tools work on files inside it and never move or delete the root", f.Abs)
+		}
+		t := &target{file: f}
+		content, _, err := f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
+		switch {
+		case err == nil:
+			t.content, t.exists = content, true
+			if !o.binaryOK {
+				if err := edit.CheckText(content); err != nil {
+					return nil, errorf("%s: %v", f.Abs, err)
+				}
+			}
+		case errors.Is(err, fs.ErrNotExist) && o.mayBeMissing:
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, errorf("file not found: %s (check the path; relative paths are resolved against %s)", f.Abs, f.Root.Path())
+		default:
+			return nil, err
+		}
+		ts[i] = t
+	}
+	return ts, nil
+}
+
+// commit records and applies changes, one history store (workspace root) at a time.
+func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := s.checkEditor(changes); err != nil {
+		return err
+	}
+	byRoot := map[*workspace.Root][]fileChange{}
+	var order []*workspace.Root
+	for _, c := range changes {
+		r := c.t.file.Root
+		if _, ok := byRoot[r]; !ok {
+			order = append(order, r)
+		}
+		byRoot[r] = append(byRoot[r], c)
+	}
+	for _, root := range order {
+		store, err := s.store(root)
+		if err != nil {
+			return err
+		}
+		group := byRoot[root]
+		commit := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP, Apply: func() error { return s.apply(group) }}
+		for _, c := range group {
+			commit.Changes = append(commit.Changes, c.record())
+		}
+		if _, err := store.Record(ctx, commit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c fileChange) record() history.Change {
+	h := history.Change{Op: c.op, Path: c.t.file.Abs, Before: c.t.content, BeforeExists: c.t.exists, After: c.after}
+	if c.op == history.Move {
+		h.Path, h.From = c.dest.Abs, c.t.file.Abs
+	}
+	return h
+}
+
+// apply writes the changes, after checking every file still holds what the call
+// read. Runs with the history lock held.
+func (s *Server) apply(changes []fileChange) error {
+	for _, c := range changes {
+		if err := s.unchanged(c.t); err != nil {
+			return err
+		}
+	}
+	opts := workspace.WriteOptions{Perm: 0o644, Sync: s.cfg.Sync, TempDir: historyTempDir}
+	for _, c := range changes {
+		root, rel := c.t.file.Root, c.t.file.Rel
+		var err error
+		switch c.op {
+		case history.Create:
+			err = root.CreateFile(rel, c.after, opts)
+		case history.Delete:
+			err = root.Remove(rel)
+		case history.Move:
+			err = root.Move(rel, c.dest.Rel)
+		default:
+			err = root.WriteFile(rel, c.after, opts)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// historyTempDir stages writes inside the history store, so a process killed
+// mid-write leaves no temp file among the user's files (the store sweeps it).
+var historyTempDir = history.Dir + "/tmp"
+
+// unchanged checks that t's file still holds what was read.
+func (s *Server) unchanged(t *target) error {
+	content, _, err := t.file.Root.ReadFile(t.file.Rel, s.cfg.MaxFileSize)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if exists != t.exists || !bytes.Equal(content, t.content) {
+		return errChangedMeanwhile
+	}
+	return nil
+}
+
+// checkEditor refuses to change a file that has unsaved changes in Neovim.
+func (s *Server) checkEditor(changes []fileChange) error {
+	if s.cfg.Editor == nil {
+		return nil
+	}
+	for _, c := range changes {
+		for _, path := range c.paths() {
+			dirty, err := s.cfg.Editor.Modified(path)
+			if err != nil {
+				s.cfg.Logf("cannot ask Neovim about %s: %v", path, err)
+				continue
+			}
+			if dirty {
+				return errorf("%s has unsaved changes in the editor (Neovim); ask the user to save or discard them, then try again", path)
+			}
+		}
+	}
+	return nil
+}
+
+// reloadEditor reloads Neovim's unmodified buffers of the changed files.
+func (s *Server) reloadEditor(changes []fileChange) {
+	if s.cfg.Editor == nil {
+		return
+	}
+	var paths []string
+	for _, c := range changes {
+		paths = append(paths, c.paths()...)
+	}
+	if err := s.cfg.Editor.Reload(paths...); err != nil {
+		s.cfg.Logf("reload Neovim buffers: %v", err)
+	}
+}
+
+func (c fileChange) paths() []string {
+	if c.op == history.Move {
+		return []string{c.t.file.Abs, c.dest.Abs}
+	}
+	return []string{c.t.file.Abs}
+}
+
+// readText reads one text file for a read tool.
+func (s *Server) readText(ctx context.Context, path string) (workspace.File, []byte, error) {
+	sc, err := s.scope(ctx)
+	if err != nil {
+		return workspace.File{}, nil, err
+	}
+	files, err := resolveAll(sc, []string{path}, false)
+	if err != nil {
+		return workspace.File{}, nil, err
+	}
+	ts, err := s.readTargets(files, readOpts{})
+	if err != nil {
+		return workspace.File{}, nil, err
+	}
+	return files[0], ts[0].content, nil
+}
+
+// sessionID identifies the calling client (views are per client).
+func sessionID(ctx context.Context) string {
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		return sess.SessionID()
+	}
+	return ""
+}

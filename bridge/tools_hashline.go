@@ -1,0 +1,102 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpdiff/mcpdiff/edit"
+	"github.com/mcpdiff/mcpdiff/history"
+)
+
+// The hashline toolset (seed 001): reads tag every line with a short hash of its
+// content, and edits name lines by those anchors instead of repeating their text.
+
+func (s *Server) hashlineTools() []serverTool {
+	return []serverTool{
+		{"hashline", mcp.NewTool("read_text_file",
+			mcp.WithDescription("Read a text file with every line tagged as `N:hh|content` (N = 1-based line number, "+
+				"hh = a 2-hex-digit hash of the line), followed by `file_hash: <sha256>`. Use the `N:hh` anchors "+
+				"with edit_text_file. Read a range with start_line/end_line for big files."),
+			withPath("path", "The file to read."),
+			mcp.WithNumber("start_line", mcp.Description("First line to show (1-based). Default: 1.")),
+			mcp.WithNumber("end_line", mcp.Description("Last line to show (inclusive). Default: the last line.")),
+			readOnly(),
+		), s.readTextFile},
+		{"hashline", mcp.NewTool("edit_text_file",
+			mcp.WithDescription("Edit a text file by the `N:hh` line anchors read_text_file showed. Operations: "+
+				"replace {anchor, content}, replace_range {start, end, content}, insert_after {anchor, content}, "+
+				"insert_before {anchor, content}, delete {anchor}, delete_range {start, end}. All anchors refer to the "+
+				"file as you last read it; the whole call applies at once or not at all. content may hold several "+
+				"lines. If the file changed, the call is refused and shows the current anchors. The result shows "+
+				"fresh anchors around each change."),
+			withPath("path", "The file to edit."),
+			mcp.WithString("file_hash", mcp.Description("Optional: the file_hash from your last read; the edit is refused if the file changed since.")),
+			mcp.WithArray("operations", mcp.Required(), mcp.MinItems(1), mcp.Description("The operations, applied together."),
+				mcp.Items(map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"op":      map[string]any{"type": "string", "enum": []string{"replace", "replace_range", "insert_after", "insert_before", "delete", "delete_range"}},
+						"anchor":  map[string]any{"type": "string", "description": "N:hh of the line (replace, insert_after, insert_before, delete)."},
+						"start":   map[string]any{"type": "string", "description": "N:hh of the first line of the range (replace_range, delete_range)."},
+						"end":     map[string]any{"type": "string", "description": "N:hh of the last line of the range (replace_range, delete_range)."},
+						"content": map[string]any{"type": "string", "description": "The new line(s), without anchors. A final newline is optional."},
+					},
+					"required": []string{"op"},
+				})),
+			withConversation(),
+			writes(true, false),
+		), s.editTextFile},
+	}
+}
+
+func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Path      string `json:"path"`
+		StartLine int    `json:"start_line"`
+		EndLine   int    `json:"end_line"`
+	}
+	if err := req.BindArguments(&a); err != nil {
+		return fail(err), nil
+	}
+	f, content, err := s.readText(ctx, a.Path)
+	if err != nil {
+		return fail(err), nil
+	}
+	out, err := edit.ReadTagged(content, a.StartLine, a.EndLine)
+	if err != nil {
+		return fail(err), nil
+	}
+	if len(out) > s.cfg.MaxRead {
+		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, len(out), s.cfg.MaxRead)), nil
+	}
+	s.views.push(viewKey(sessionID(ctx), f.Abs), edit.LineTexts(content))
+	return mcp.NewToolResultText(out), nil
+}
+
+func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Path       string    `json:"path"`
+		FileHash   string    `json:"file_hash"`
+		Operations []edit.Op `json:"operations"`
+	}
+	if err := req.BindArguments(&a); err != nil {
+		return fail(fmt.Errorf("bad arguments: %w", err)), nil
+	}
+	var shown []string
+	var key string
+	res, err := s.modify(ctx, req, "edit_text_file", []string{a.Path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
+		key = viewKey(sessionID(ctx), ts[0].file.Abs)
+		out, err := edit.EditTagged(ts[0].content, a.FileHash, a.Operations, s.views.get(key))
+		if err != nil {
+			return nil, "", err
+		}
+		shown = out.Lines
+		return []fileChange{{op: history.Edit, t: ts[0], after: out.Content}}, out.Summary, nil
+	})
+	if err == nil && !res.IsError {
+		s.views.push(key, shown)
+	}
+	return res, err
+}

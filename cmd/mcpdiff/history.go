@@ -1,0 +1,406 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// Exit statuses of the history commands (SPEC §3).
+const (
+	exitOK      = 0
+	exitRefused = 1 // conflict, external change, unknown id: one line on stderr
+	exitUsage   = 2
+)
+
+// cliArgs are the flags and operands of one history command. Flags may stand
+// before or after the operands.
+type cliArgs struct {
+	operands  []string
+	json      bool
+	force     bool
+	conv      string
+	file      string
+	status    string
+	workspace string
+	olderThan string
+}
+
+// valueFlags take an argument (--flag VALUE or --flag=VALUE).
+var valueFlags = map[string]func(*cliArgs) *string{
+	"conv":       func(a *cliArgs) *string { return &a.conv },
+	"file":       func(a *cliArgs) *string { return &a.file },
+	"status":     func(a *cliArgs) *string { return &a.status },
+	"workspace":  func(a *cliArgs) *string { return &a.workspace },
+	"older-than": func(a *cliArgs) *string { return &a.olderThan },
+}
+
+func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
+	ok := map[string]bool{}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	a := &cliArgs{}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			a.operands = append(a.operands, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			a.operands = append(a.operands, arg)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if !ok[name] {
+			return nil, fmt.Errorf("unknown flag %s", arg)
+		}
+		switch name {
+		case "json":
+			a.json = true
+		case "force":
+			a.force = true
+		default:
+			if !hasValue {
+				if i+1 >= len(args) {
+					return nil, fmt.Errorf("flag --%s needs a value", name)
+				}
+				i++
+				value = args[i]
+			}
+			*valueFlags[name](a) = value
+		}
+	}
+	return a, nil
+}
+
+// openStore finds the store: --workspace, else the nearest .mcp/edit_history above
+// the working directory.
+func openStore(dir string) (*history.Store, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if dir, err = history.Find(wd); err != nil {
+			return nil, err
+		}
+	}
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
+	}
+	return history.OpenExisting(root)
+}
+
+// absFile turns a --file argument into the absolute real path the log records.
+func absFile(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+func runStatus(args []string, stdout, stderr io.Writer) int {
+	a, err := parseCLI(args, "json", "conv", "file", "status", "workspace")
+	if err != nil || len(a.operands) > 0 {
+		return usageError(stderr, "status", err, "mcpdiff status [--conv ID] [--file PATH] [--status pending|accepted|rejected] [--json] [--workspace DIR]")
+	}
+	if a.status != "" && a.status != "pending" && a.status != "accepted" && a.status != "rejected" {
+		return usageError(stderr, "status", fmt.Errorf("--status must be pending, accepted or rejected, not %q", a.status), "")
+	}
+	store, err := openStore(a.workspace)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	f := history.Filter{Conversation: a.conv, Status: history.Status(a.status)}
+	if a.file != "" {
+		f.File = absFile(a.file)
+	}
+	list, err := store.List(f)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	warn(stderr, list.Warnings)
+	if a.json {
+		entries := list.Entries
+		if entries == nil {
+			entries = []*history.Entry{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(entries)
+		return exitOK
+	}
+	if len(list.Entries) == 0 {
+		fmt.Fprintln(stdout, "no recorded edits")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EDIT\tTIME\tSTATUS\tOP\tCONVERSATION\tPATH")
+	for _, e := range list.Entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", shortID(e.EditID), localTime(e.Timestamp), e.Status, e.Operation, e.ConversationID, entryPath(store, e))
+	}
+	_ = tw.Flush()
+	return exitOK
+}
+
+func runShow(args []string, stdout, stderr io.Writer) int {
+	a, err := parseCLI(args, "workspace")
+	if err != nil || len(a.operands) != 1 {
+		return usageError(stderr, "show", err, "mcpdiff show ID [--workspace DIR]")
+	}
+	store, err := openStore(a.workspace)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	entries, err := store.Resolve(a.operands[0])
+	if err != nil {
+		return refused(stderr, err)
+	}
+	color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	for i, e := range entries {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.Status, e.ConversationID, e.ToolCallIndex, e.ToolName, localTime(e.Timestamp))
+		diff, err := store.Diff(e)
+		if err != nil {
+			return refused(stderr, err)
+		}
+		writeDiff(stdout, header, diff, color)
+	}
+	return exitOK
+}
+
+// runDecide is `mcpdiff accept` and `mcpdiff reject`.
+func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
+	name := "accept"
+	if to == history.Rejected {
+		name = "reject"
+	}
+	a, err := parseCLI(args, "json", "force", "conv", "file", "workspace")
+	if err == nil && len(a.operands) == 0 && a.conv == "" && a.file == "" {
+		err = errors.New("say which edits: an ID, --conv ID or --file PATH")
+	}
+	if err != nil {
+		return usageError(stderr, name, err, "mcpdiff "+name+" (ID... | --conv ID | --file PATH) [--force] [--json] [--workspace DIR]")
+	}
+	store, err := openStore(a.workspace)
+	if err != nil {
+		return decideFailed(stdout, stderr, a.json, err)
+	}
+	sel := history.Selection{IDs: a.operands, Conversation: a.conv}
+	if a.file != "" {
+		sel.File = absFile(a.file)
+	}
+	out, err := store.Decide(context.Background(), sel, to, a.force)
+	if err != nil {
+		return decideFailed(stdout, stderr, a.json, err)
+	}
+	warn(stderr, out.Warnings)
+	if a.json {
+		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "files": nonNil(out.Files)})
+		return exitOK
+	}
+	past := name + "ed"
+	switch len(out.Edits) {
+	case 0:
+		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
+	case 1:
+		fmt.Fprintf(stdout, "%s edit %s\n", past, shortID(out.Edits[0]))
+	default:
+		fmt.Fprintf(stdout, "%s %d edits\n", past, len(out.Edits))
+	}
+	for _, f := range out.Files {
+		fmt.Fprintf(stdout, "rebuilt %s\n", store.Rel(f))
+	}
+	return exitOK
+}
+
+// decideFailed reports a refused accept/reject: the difference first when files
+// changed outside mcpdiff, then the one-line reason.
+func decideFailed(stdout, stderr io.Writer, asJSON bool, err error) int {
+	kind := "error"
+	var diff strings.Builder
+	var files []string
+	var conflict *history.ConflictError
+	var external *history.ExternalChangeError
+	switch {
+	case errors.As(err, &conflict):
+		kind = "conflict"
+		files = []string{conflict.Path}
+	case errors.As(err, &external):
+		kind = "external_change"
+		for _, d := range external.Drifts {
+			files = append(files, d.Path)
+			diff.WriteString(d.Diff)
+		}
+	case errors.Is(err, history.ErrUnknownID):
+		kind = "unknown_id"
+	}
+	if asJSON {
+		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "kind": kind, "message": err.Error(), "diff": diff.String(), "files": nonNil(files)})
+		return exitRefused
+	}
+	if diff.Len() > 0 {
+		writeDiff(stdout, "changes made outside mcpdiff:", diff.String(), isTerminal(stdout) && os.Getenv("NO_COLOR") == "")
+	}
+	return refused(stderr, err)
+}
+
+func runCleanup(args []string, stdout, stderr io.Writer) int {
+	a, err := parseCLI(args, "older-than", "workspace")
+	if err != nil || len(a.operands) > 0 {
+		return usageError(stderr, "cleanup", err, "mcpdiff cleanup [--older-than DURATION] [--workspace DIR]")
+	}
+	var age time.Duration
+	if a.olderThan != "" {
+		if age, err = parseAge(a.olderThan); err != nil {
+			return usageError(stderr, "cleanup", err, "")
+		}
+	}
+	store, err := openStore(a.workspace)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	dropped, kept, err := store.Cleanup(context.Background(), age)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	fmt.Fprintf(stdout, "dropped %d conversation(s)", len(dropped))
+	if len(kept) > 0 {
+		fmt.Fprintf(stdout, "; kept %d (pending edits, too recent, or sharing files with those)", len(kept))
+	}
+	fmt.Fprintln(stdout)
+	for _, c := range dropped {
+		fmt.Fprintf(stdout, "  %s\n", c)
+	}
+	return exitOK
+}
+
+// parseAge reads a Go duration, or a number of days ("7d") or weeks ("2w").
+func parseAge(s string) (time.Duration, error) {
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			if v, err := strconv.ParseFloat(n, 64); err == nil && v >= 0 {
+				return time.Duration(v * float64(unit)), nil
+			}
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad --older-than %q: use e.g. 12h, 7d or 2w", s)
+	}
+	return d, nil
+}
+
+func entryPath(store *history.Store, e *history.Entry) string {
+	if e.SourcePath != nil {
+		return store.Rel(*e.SourcePath) + " -> " + store.Rel(e.FilePath)
+	}
+	return store.Rel(e.FilePath)
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func localTime(ts string) string {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return ts
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// writeDiff prints a header and a diff, coloured like git when color is set.
+func writeDiff(w io.Writer, header, diff string, color bool) {
+	const bold, red, green, cyan, reset = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
+	if !color {
+		fmt.Fprintln(w, header)
+		io.WriteString(w, diff)
+		return
+	}
+	fmt.Fprintln(w, bold+header+reset)
+	for _, line := range strings.SplitAfter(diff, "\n") {
+		if line == "" {
+			continue
+		}
+		text, nl := strings.CutSuffix(line, "\n")
+		switch {
+		case strings.HasPrefix(text, "+++") || strings.HasPrefix(text, "---") || strings.HasPrefix(text, "rename "):
+			text = bold + text + reset
+		case strings.HasPrefix(text, "+"):
+			text = green + text + reset
+		case strings.HasPrefix(text, "-"):
+			text = red + text + reset
+		case strings.HasPrefix(text, "@@"):
+			text = cyan + text + reset
+		}
+		io.WriteString(w, text)
+		if nl {
+			io.WriteString(w, "\n")
+		}
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func warn(w io.Writer, warnings []string) {
+	for _, m := range warnings {
+		fmt.Fprintf(w, "mcpdiff: warning: %s\n", m)
+	}
+}
+
+func refused(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "mcpdiff: %s\n", oneLine(err.Error()))
+	return exitRefused
+}
+
+func usageError(stderr io.Writer, cmd string, err error, usage string) int {
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpdiff %s: %v\n", cmd, err)
+	}
+	if usage != "" {
+		fmt.Fprintf(stderr, "usage: %s\n", usage)
+	}
+	return exitUsage
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpdiff/mcpdiff/bridge"
+	"github.com/mcpdiff/mcpdiff/nvim"
+)
+
+// rootFlags collects repeated --root flags.
+type rootFlags []string
+
+func (r *rootFlags) String() string     { return strings.Join(*r, ",") }
+func (r *rootFlags) Set(v string) error { *r = append(*r, v); return nil }
+
+func runServe(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var roots rootFlags
+	fs.Var(&roots, "root", "allowed folder (repeatable); default: the client's MCP roots, else the working directory")
+	toolsets := fs.String("toolsets", "all", "comma-separated toolsets: "+strings.Join(bridge.Toolsets, ","))
+	httpAddr := fs.String("http", "", "serve streamable HTTP on this loopback address (127.0.0.1:PORT) instead of stdio")
+	nvimAddr := fs.String("nvim", os.Getenv("NVIM"), "Neovim's RPC address (default $NVIM): files with unsaved changes there are protected")
+	maxSize := fs.Int64("max-file-size", bridge.DefaultMaxFileSize, "largest text file the tools read or edit, in bytes")
+	fsync := fs.Bool("fsync", false, "fsync each written file and its folder (slower; see README)")
+	if err := fs.Parse(reorderFlags(args, fs)); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcpdiff serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	logger := log.New(stderr, "mcpdiff serve: ", 0)
+	cfg := bridge.Config{
+		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, Version: version, Logf: logger.Printf,
+	}
+	if *toolsets != "" && *toolsets != "all" {
+		cfg.Toolsets = strings.Split(*toolsets, ",")
+	}
+	if *nvimAddr != "" {
+		if b, err := nvim.Dial(*nvimAddr); err != nil {
+			logger.Printf("Neovim at %s not reachable, serving without buffer checks: %v", *nvimAddr, err)
+		} else {
+			defer b.Close()
+			cfg.Editor = b
+		}
+	}
+	srv, err := bridge.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
+		return exitUsage
+	}
+	if *httpAddr != "" {
+		if err := serveHTTP(srv, *httpAddr, logger); err != nil {
+			fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
+			return exitRefused
+		}
+		return exitOK
+	}
+	// Every open call holds a worker; a slow one must never queue a fast one.
+	err = server.ServeStdio(srv.MCP(), server.WithWorkerPoolSize(64), server.WithQueueSize(1024), server.WithErrorLogger(logger))
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
+		return exitRefused
+	}
+	return exitOK
+}
+
+// reorderFlags lets flags follow positional arguments, as every mcpdiff command allows.
+func reorderFlags(args []string, fs *flag.FlagSet) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	return append(flags, rest...)
+}
+
+// serveHTTP serves streamable HTTP on a loopback address. Every request must carry
+// "Authorization: Bearer <token>"; the token is printed on start and written, mode
+// 0600, to the file httpTokenPath names.
+func serveHTTP(srv *bridge.Server, addr string, logger *log.Logger) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want 127.0.0.1:PORT", addr)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--http %q: only loopback addresses (127.0.0.1, ::1) are allowed", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	token := os.Getenv("MCPDIFF_HTTP_TOKEN")
+	if token == "" {
+		var b [32]byte
+		_, _ = rand.Read(b[:])
+		token = hex.EncodeToString(b[:])
+	}
+	tokenFile := httpTokenPath(port)
+	if err := writePrivate(tokenFile, token+"\n"); err != nil {
+		ln.Close()
+		return err
+	}
+	defer os.Remove(tokenFile)
+
+	mcpHTTP := server.NewStreamableHTTPServer(srv.MCP(), server.WithEndpointPath("/mcp"))
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "missing or wrong bearer token (see "+tokenFile+")", http.StatusUnauthorized)
+			return
+		}
+		mcpHTTP.ServeHTTP(w, r)
+	})
+	logger.Printf("serving MCP on http://%s/mcp", ln.Addr())
+	logger.Printf("bearer token: %s (also in %s)", token, tokenFile)
+
+	httpSrv := &http.Server{Handler: handler}
+	done := make(chan error, 1)
+	go func() { done <- httpSrv.Serve(ln) }()
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	select {
+	case err := <-done:
+		return err
+	case <-stop:
+		_ = mcpHTTP.Shutdown(context.Background())
+		return httpSrv.Shutdown(context.Background())
+	}
+}
+
+// httpTokenPath is where `serve --http` writes its bearer token:
+// $XDG_STATE_HOME/mcpdiff/http-<port>.token (default ~/.local/state/mcpdiff/).
+func httpTokenPath(port int) string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcpdiff", "http-"+strconv.Itoa(port)+".token")
+}
+
+// writePrivate writes a file only the user can read, in a folder only the user can enter.
+func writePrivate(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,141 @@
+package edit
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/udiff"
+)
+
+// s is a pointer to a string literal, for Op.Content.
+func s(text string) *string { return &text }
+
+// mustFail asserts err is an *Error whose message holds every want.
+func mustFail(t *testing.T, err error, want ...string) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got error %v (%T), want an *edit.Error", err, err)
+	}
+	for _, w := range want {
+		if !strings.Contains(e.Msg, w) {
+			t.Errorf("error message lacks %q:\n%s", w, e.Msg)
+		}
+	}
+}
+
+func TestSplitLinesMatchesUdiff(t *testing.T) {
+	for _, in := range []string{"", "a", "a\n", "a\r\nb", "\n\n", "a\rb\r", "x\r\n\r\ny\n", "\xff\n\xfe"} {
+		got := splitLines(in)
+		want := udiff.SplitLines([]byte(in))
+		if len(got) == 0 && len(want) == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("splitLines(%q) = %q, udiff.SplitLines = %q", in, got, want)
+		}
+	}
+}
+
+func TestParseDocument(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		bom   string
+		lines []string
+		eol   string
+	}{
+		{"empty", "", "", []string{}, "\n"},
+		{"only BOM", utf8BOM, utf8BOM, []string{}, "\n"},
+		{"LF", "a\nb\n", "", []string{"a\n", "b\n"}, "\n"},
+		{"CRLF without final newline", "a\r\nb", "", []string{"a\r\n", "b"}, "\r\n"},
+		{"mixed, CRLF wins", "a\r\nb\r\nc\n", "", []string{"a\r\n", "b\r\n", "c\n"}, "\r\n"},
+		{"mixed tie is LF", "a\r\nb\n", "", []string{"a\r\n", "b\n"}, "\n"},
+		{"no terminated line", "abc", "", []string{"abc"}, "\n"},
+		{"lone CR is not a break", "a\rb\n", "", []string{"a\rb\n"}, "\n"},
+		{"BOM and CRLF", utf8BOM + "x\r\n", utf8BOM, []string{"x\r\n"}, "\r\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := parseDocument([]byte(tt.in))
+			if d.bom != tt.bom || !reflect.DeepEqual(d.lines, tt.lines) || d.eol != tt.eol {
+				t.Errorf("got bom %q lines %q eol %q; want %q %q %q", d.bom, d.lines, d.eol, tt.bom, tt.lines, tt.eol)
+			}
+			if got := string(d.join(d.lines)); got != tt.in {
+				t.Errorf("join = %q, want the input back", got)
+			}
+			if got := dominantEOLOf([]byte(tt.in)); got != tt.eol {
+				t.Errorf("dominantEOLOf = %q, want %q", got, tt.eol)
+			}
+		})
+	}
+}
+
+func TestContentLines(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", []string{""}},
+		{"a", []string{"a"}},
+		{"a\n", []string{"a"}},
+		{"a\nb", []string{"a", "b"}},
+		{"a\nb\n", []string{"a", "b"}},
+		{"a\r\nb\r\n", []string{"a", "b"}},
+		{"\n", []string{""}},
+		{"a\n\n", []string{"a", ""}},
+		{"a\rb", []string{"a\rb"}},
+	}
+	for _, tt := range tests {
+		if got := contentLines(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("contentLines(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCheckText(t *testing.T) {
+	nulAt := func(i int) []byte {
+		b := bytes.Repeat([]byte("a"), 9000)
+		b[i] = 0
+		return b
+	}
+	tests := []struct {
+		name   string
+		in     []byte
+		binary bool
+	}{
+		{"empty", nil, false},
+		{"text", []byte("hello\n"), false},
+		{"invalid UTF-8 is text", []byte("caf\xe9 \xff\xfe\n"), false},
+		{"NUL first", nulAt(0), true},
+		{"NUL at 7999", nulAt(7999), true},
+		{"NUL at 8000 is past the sniff", nulAt(8000), false},
+		{"UTF-16", []byte("h\x00i\x00\n\x00"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckText(tt.in)
+			if !tt.binary {
+				if err != nil {
+					t.Fatalf("CheckText = %v, want nil", err)
+				}
+				return
+			}
+			mustFail(t, err, "binary", "NUL")
+		})
+	}
+}
+
+func TestLineTexts(t *testing.T) {
+	got := LineTexts([]byte(utf8BOM + "a\r\nb\n\nc"))
+	want := []string{"a", "b", "", "c"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LineTexts = %q, want %q", got, want)
+	}
+	if got := LineTexts(nil); len(got) != 0 {
+		t.Errorf("LineTexts(empty) = %q, want no lines", got)
+	}
+}

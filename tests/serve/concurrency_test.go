@@ -1,0 +1,113 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Twenty concurrent edits of different lines of one file all land: calls to one file
+// are serialised, and none is reported as a success while being lost.
+func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
+	s := start(t)
+	var b strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&b, "line %02d\n", i)
+	}
+	s.write("a.txt", b.String())
+	var wg sync.WaitGroup
+	errs := make(chan string, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, isErr := s.call("edit_file", map[string]any{"path": "a.txt", "old_string": fmt.Sprintf("line %02d\n", i), "new_string": fmt.Sprintf("edited %02d\n", i)})
+			if isErr {
+				errs <- text
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	got := s.read("a.txt")
+	for i := 0; i < 20; i++ {
+		if !strings.Contains(got, fmt.Sprintf("edited %02d\n", i)) {
+			t.Fatalf("edit %d was lost:\n%s", i, got)
+		}
+	}
+	if n := len(s.entries()); n != 20 {
+		t.Fatalf("history has %d entries, want 20", n)
+	}
+}
+
+// A call stuck waiting (here: another process holds the history lock) does not
+// block other calls.
+func TestSlowCallDoesNotBlockOthers(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "a\n")
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "a", "new_string": "b"}) // creates the store
+	lock := flock.New(filepath.Join(s.dir, ".mcp", "edit_history", "history.lock"))
+	if err := lock.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		text, _ := s.call("edit_file", map[string]any{"path": "a.txt", "old_string": "b", "new_string": "c"})
+		done <- text
+	}()
+	// While that edit waits for the lock, reads are answered.
+	for i := 0; i < 5; i++ {
+		if got := s.ok("read_files", map[string]any{"path": "a.txt"}); got != "1 | b" {
+			t.Fatalf("read during the stuck edit: %q", got)
+		}
+	}
+	select {
+	case text := <-done:
+		t.Fatalf("the edit finished while the lock was held: %q", text)
+	default:
+	}
+	lock.Unlock()
+	select {
+	case text := <-done:
+		if !strings.Contains(text, "Successfully replaced 1") {
+			t.Fatalf("edit after the lock was released: %q", text)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the edit never finished after the lock was released")
+	}
+	s.expect("a.txt", "c\n")
+}
+
+// Pipelined calls sent without waiting (as a client may) are all answered.
+func TestPipelinedCallsAllAnswered(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "x\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "read_files"
+			req.Params.Arguments = map[string]any{"path": "a.txt"}
+			if _, err := s.c.CallTool(ctx, req); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	_ = os.Remove
+}

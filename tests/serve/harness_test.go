@@ -1,0 +1,267 @@
+// Package serve holds the end-to-end tests of `mcpdiff serve`: the binary runs as a
+// subprocess and is driven through mark3labs/mcp-go's own client, over stdio and
+// streamable HTTP, with real files in temp folders.
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	binary = os.Getenv("MCPDIFF_BIN")
+	if binary == "" {
+		dir, err := os.MkdirTemp("", "mcpdiff-bin")
+		if err != nil {
+			panic(err)
+		}
+		binary = filepath.Join(dir, "mcpdiff")
+		_, here, _, _ := runtime.Caller(0)
+		build := exec.Command("go", "build", "-o", binary, "./cmd/mcpdiff")
+		build.Dir = filepath.Join(filepath.Dir(here), "..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// session is one client connected to one `mcpdiff serve`.
+type session struct {
+	t      *testing.T
+	c      *client.Client
+	dir    string // the workspace (real path)
+	stderr *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type options struct {
+	args    []string
+	roots   client.RootsHandler
+	cwd     string
+	env     []string
+	version string // protocol version; "" = the client's default
+}
+
+// start runs `mcpdiff serve --root <fresh temp dir>` (plus args) and connects.
+func start(t *testing.T, args ...string) *session {
+	t.Helper()
+	dir := realDir(t, t.TempDir())
+	return startWith(t, dir, options{args: append([]string{"--root", dir}, args...)})
+}
+
+func startWith(t *testing.T, dir string, o options) *session {
+	t.Helper()
+	stderr := &syncBuffer{}
+	// The server lives as long as the test, not as long as the start context.
+	cmdFunc := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+		cmd := exec.Command(command, args...)
+		cmd.Env = append(os.Environ(), append(env, o.env...)...)
+		cmd.Dir = o.cwd
+		if cmd.Dir == "" {
+			cmd.Dir = dir
+		}
+		return cmd, nil
+	}
+	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, o.args...),
+		transport.WithCommandStderrWriter(stderr), transport.WithCommandFunc(cmdFunc))
+	var opts []client.ClientOption
+	if o.roots != nil {
+		opts = append(opts, client.WithRootsHandler(o.roots))
+	}
+	if o.version != "" {
+		opts = append(opts, client.WithProtocolVersion(o.version))
+	}
+	c := client.NewClient(tr, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Start's context also serves the server's requests (roots/list) later on.
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("start mcpdiff serve: %v\n%s", err, stderr.String())
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "mcpdiff-e2e", Version: "1"}
+	if o.roots != nil { // declared as a client that supports roots does
+		req.Params.Capabilities.Roots = &struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		}{ListChanged: true}
+	}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	s := &session{t: t, c: c, dir: dir, stderr: stderr}
+	t.Cleanup(func() { c.Close() })
+	return s
+}
+
+// realDir resolves symlinks in a temp dir (macOS /var → /private/var).
+func realDir(t *testing.T, dir string) string {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// call calls a tool and returns its text and whether it is an error result.
+func (s *session) call(tool string, args map[string]any) (string, bool) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := s.c.CallTool(ctx, req)
+	if err != nil {
+		s.t.Fatalf("%s: %v\nserver stderr:\n%s", tool, err, s.stderr.String())
+	}
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), res.IsError
+}
+
+// ok calls a tool that must succeed.
+func (s *session) ok(tool string, args map[string]any) string {
+	s.t.Helper()
+	text, isErr := s.call(tool, args)
+	if isErr {
+		s.t.Fatalf("%s %v failed: %s", tool, args, text)
+	}
+	return text
+}
+
+// fails calls a tool that must fail, and checks its message mentions every want.
+func (s *session) fails(tool string, args map[string]any, want ...string) string {
+	s.t.Helper()
+	text, isErr := s.call(tool, args)
+	if !isErr {
+		s.t.Fatalf("%s %v succeeded, want an error: %s", tool, args, text)
+	}
+	if !strings.HasPrefix(text, "Error: ") {
+		s.t.Fatalf("%s error does not start with \"Error: \": %q", tool, text)
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			s.t.Fatalf("%s error %q does not mention %q", tool, text, w)
+		}
+	}
+	return text
+}
+
+func (s *session) path(rel string) string { return filepath.Join(s.dir, rel) }
+
+func (s *session) write(rel, content string) {
+	s.t.Helper()
+	p := s.path(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *session) read(rel string) string {
+	s.t.Helper()
+	b, err := os.ReadFile(s.path(rel))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (s *session) expect(rel, want string) {
+	s.t.Helper()
+	if got := s.read(rel); got != want {
+		s.t.Fatalf("%s:\n got %q\nwant %q", rel, got, want)
+	}
+}
+
+func (s *session) missing(rel string) {
+	s.t.Helper()
+	if _, err := os.Lstat(s.path(rel)); err == nil {
+		s.t.Fatalf("%s exists, want it missing", rel)
+	}
+}
+
+// entries runs `mcpdiff status --json` in the workspace.
+func (s *session) entries() []map[string]any {
+	s.t.Helper()
+	out, code := cli(s.t, s.dir, "status", "--json")
+	if code != 0 {
+		s.t.Fatalf("status failed (%d): %s", code, out)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		s.t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	return list
+}
+
+// cli runs the mcpdiff CLI in dir and returns stdout+stderr and the exit code.
+func cli(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), code
+}
+
+// convOf extracts the conversation id a first call returned.
+func convOf(t *testing.T, text string) string {
+	t.Helper()
+	i := strings.Index(text, "mcp_conversation_id: ")
+	if i < 0 {
+		t.Fatalf("no new conversation id in %q", text)
+	}
+	return strings.Fields(text[i+len("mcp_conversation_id: "):])[0]
+}

@@ -1,0 +1,116 @@
+package serve
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every changing tool records an entry; the conversation id is handed out once and
+// reused; a failed call records nothing.
+func TestEveryChangeIsRecorded(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "one\ntwo\nthree\n")
+	first := s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"})
+	conv := convOf(t, first)
+	if !strings.HasPrefix(conv, "conv_") {
+		t.Fatalf("conversation id %q", conv)
+	}
+	with := func(args map[string]any) map[string]any { args["mcp_conversation_id"] = conv; return args }
+	read := s.ok("read_text_file", map[string]any{"path": "a.txt"})
+	anchor := strings.SplitN(strings.Split(read, "\n")[0], "|", 2)[0]
+	steps := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"edit_text_file", with(map[string]any{"path": "a.txt", "operations": []any{map[string]any{"op": "replace", "anchor": anchor, "content": "ONE"}}})},
+		{"create_file", with(map[string]any{"path": "b.txt", "content": "b\n"})},
+		{"write_file", with(map[string]any{"path": "b.txt", "content": "bb\n"})},
+		{"edit_file_diff", with(map[string]any{"path": "b.txt", "diff": "@@ -1 +1 @@\n-bb\n+bbb\n"})},
+		{"write_files", with(map[string]any{"path": []any{"c.txt", "d.txt"}, "content": "c\n", "line_count": 1})},
+		{"insert_contents", with(map[string]any{"path": "c.txt", "line": 0, "content": "end"})},
+		{"apply_diffs", with(map[string]any{"path": "c.txt", "search_content": "c", "replace_content": "C", "start_line": 1})},
+		{"search_and_replace", with(map[string]any{"path": "c.txt", "search": "end", "replace": "END"})},
+		{"move_file", with(map[string]any{"source": "d.txt", "destination": "e.txt"})},
+		{"delete_file", with(map[string]any{"path": "e.txt"})},
+	}
+	for _, st := range steps {
+		out := s.ok(st.tool, st.args)
+		if strings.Contains(out, "mcp_conversation_id: ") {
+			t.Fatalf("%s handed out a new conversation although one was passed: %q", st.tool, out)
+		}
+	}
+	s.fails("edit_file", with(map[string]any{"path": "a.txt", "old_string": "nope", "new_string": "x"}))
+
+	entries := s.entries()
+	if len(entries) != 12 { // write_files recorded two
+		t.Fatalf("%d entries, want 12", len(entries))
+	}
+	wantTools := []string{"edit_file", "edit_text_file", "create_file", "write_file", "edit_file_diff", "write_files", "write_files", "insert_contents", "apply_diffs", "search_and_replace", "move_file", "delete_file"}
+	wantOps := []string{"edit", "edit", "create", "replace", "edit", "create", "create", "edit", "edit", "edit", "move", "delete"}
+	for i, e := range entries {
+		if e["tool_name"] != wantTools[i] || e["operation"] != wantOps[i] || e["conversation_id"] != conv || e["status"] != "pending" {
+			t.Errorf("entry %d: %v %v %v %v", i, e["tool_name"], e["operation"], e["conversation_id"], e["status"])
+		}
+		for _, field := range []string{"edit_id", "tool_call_index", "timestamp", "file_path", "source_path", "diff_file", "checkpoint_file", "hash_before", "hash_after"} {
+			if _, ok := e[field]; !ok {
+				t.Errorf("entry %d has no %s", i, field)
+			}
+		}
+		if !filepath.IsAbs(e["file_path"].(string)) {
+			t.Errorf("file_path %v is not absolute", e["file_path"])
+		}
+	}
+	if entries[5]["tool_call_index"] != entries[6]["tool_call_index"] {
+		t.Error("the two files of one write_files call got different tool_call_index")
+	}
+	if idx := entries[11]["tool_call_index"].(float64); idx != 10 {
+		t.Errorf("last tool_call_index = %v, want 10", idx)
+	}
+	if src, _ := entries[10]["source_path"].(string); src != s.path("d.txt") {
+		t.Errorf("move source_path = %v", entries[10]["source_path"])
+	}
+	// The diff of each content change applies back: spot-check one.
+	diff, err := os.ReadFile(filepath.Join(s.dir, ".mcp", "edit_history", filepath.FromSlash(entries[0]["diff_file"].(string))))
+	if err != nil || !strings.Contains(string(diff), "-two\n+TWO\n") {
+		t.Fatalf("diff file: %q %v", diff, err)
+	}
+}
+
+// Rejecting an edit through the CLI after the server made later ones keeps those.
+func TestRejectThroughCLIKeepsLaterEdits(t *testing.T) {
+	s := start(t)
+	var lines []string
+	for i := 1; i <= 30; i++ {
+		lines = append(lines, "line "+strings.Repeat("x", i%5)+string(rune('a'+i%26)))
+	}
+	s.write("a.txt", strings.Join(lines, "\n")+"\n")
+	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": lines[24], "new_string": "EDIT ONE"}))
+	s.ok("insert_contents", map[string]any{"path": "a.txt", "line": 3, "content": "INSERTED\nTWO LINES", "mcp_conversation_id": conv})
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": lines[9], "new_string": "EDIT THREE", "mcp_conversation_id": conv})
+	first := s.entries()[0]["edit_id"].(string)
+
+	out, code := cli(t, s.dir, "reject", first[:8])
+	if code != 0 {
+		t.Fatalf("reject: %d %s", code, out)
+	}
+	want := append([]string{}, lines[:2]...)
+	want = append(want, "INSERTED", "TWO LINES")
+	want = append(want, lines[2:9]...)
+	want = append(want, "EDIT THREE")
+	want = append(want, lines[10:]...)
+	s.expect("a.txt", strings.Join(want, "\n")+"\n")
+
+	// And the server keeps working on top of the rebuilt file.
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "EDIT THREE", "new_string": "EDIT FOUR", "mcp_conversation_id": conv})
+	out, code = cli(t, s.dir, "accept", first[:8], "--json")
+	var res map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res["ok"] != true {
+		t.Fatalf("accept back: %d %s", code, out)
+	}
+	if !strings.Contains(s.read("a.txt"), "EDIT ONE") || !strings.Contains(s.read("a.txt"), "EDIT FOUR") {
+		t.Fatalf("after accepting again: %q", s.read("a.txt"))
+	}
+}

@@ -1,0 +1,180 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// rootsHandler answers roots/list with whatever folders it currently holds.
+type rootsHandler struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+func (h *rootsHandler) set(dirs ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dirs = dirs
+}
+
+func (h *rootsHandler) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	res := &mcp.ListRootsResult{}
+	for _, d := range h.dirs {
+		res.Roots = append(res.Roots, mcp.Root{URI: "file://" + d, Name: filepath.Base(d)})
+	}
+	return res, nil
+}
+
+func TestClientRootsAreUsedAndRefreshed(t *testing.T) {
+	for _, version := range []string{"", mcp.LATEST_LEGACY_PROTOCOL_VERSION, "2025-06-18"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			one, two := realDir(t, t.TempDir()), realDir(t, t.TempDir())
+			os.WriteFile(filepath.Join(one, "a.txt"), []byte("one\n"), 0o644)
+			os.WriteFile(filepath.Join(two, "b.txt"), []byte("two\n"), 0o644)
+			roots := &rootsHandler{}
+			roots.set(one)
+			cwd := realDir(t, t.TempDir()) // not a root: never used when the client has roots
+			s := startWith(t, one, options{roots: roots, cwd: cwd, version: version})
+			if got, isErr := s.call("read_files", map[string]any{"path": filepath.Join(one, "a.txt")}); isErr || got != "1 | one" {
+				t.Fatalf("read in root one: %q\nserver log:\n%s", got, s.stderr.String())
+			}
+			s.fails("read_files", map[string]any{"path": filepath.Join(two, "b.txt")}, "outside")
+
+			roots.set(two)
+			if err := s.c.RootListChanges(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				text, isErr := s.call("read_files", map[string]any{"path": filepath.Join(two, "b.txt")})
+				if !isErr && text == "1 | two" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the new root was never used: %q", text)
+				}
+			}
+			s.fails("read_files", map[string]any{"path": filepath.Join(one, "a.txt")}, "outside")
+		})
+	}
+}
+
+func TestWorkingDirectoryIsTheRootWithoutRootsOrFlags(t *testing.T) {
+	cwd := realDir(t, t.TempDir())
+	os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("here\n"), 0o644)
+	s := startWith(t, cwd, options{cwd: cwd})
+	if got := s.ok("read_files", map[string]any{"path": "a.txt"}); got != "1 | here" {
+		t.Fatalf("%q", got)
+	}
+	s.fails("read_files", map[string]any{"path": "/etc/hostname"}, "outside")
+}
+
+func TestHTTPNeedsTheBearerToken(t *testing.T) {
+	dir := realDir(t, t.TempDir())
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+	state := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	cmd := exec.Command(binary, "serve", "--root", dir, "--http", addr)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	token := waitForToken(t, stderr)
+
+	_, port, _ := net.SplitHostPort(addr)
+	tokenFile := filepath.Join(state, "mcpdiff", "http-"+port+".token")
+	b, err := os.ReadFile(tokenFile)
+	if err != nil || strings.TrimSpace(string(b)) != token {
+		t.Fatalf("token file %s: %q %v", tokenFile, b, err)
+	}
+	if fi, _ := os.Stat(tokenFile); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %v", fi.Mode().Perm())
+	}
+
+	resp, err := http.Post("http://"+addr+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: status %d, want 401", resp.StatusCode)
+	}
+
+	tr, err := transport.NewStreamableHTTP("http://"+addr+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "edit_file"
+	req.Params.Arguments = map[string]any{"path": "a.txt", "old_string": "a", "new_string": "b"}
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError {
+		t.Fatalf("edit over HTTP: %v %+v", err, res)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "b\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+}
+
+func waitForToken(t *testing.T, stderr io.Reader) string {
+	t.Helper()
+	re := regexp.MustCompile(`bearer token: ([0-9a-f]+)`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case tok := <-found:
+		return tok
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve --http printed no token")
+	}
+	return ""
+}
+
+func TestHTTPRefusesNonLoopback(t *testing.T) {
+	out, code := cli(t, t.TempDir(), "serve", "--http", "0.0.0.0:0")
+	if code == 0 || !strings.Contains(out, "loopback") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+}
