@@ -190,6 +190,12 @@ func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileCh
 	if err := s.checkEditor(changes); err != nil {
 		return err
 	}
+	if s.noHistory {
+		if err := s.unchangedAll(changes); err != nil {
+			return err
+		}
+		return s.apply(changes)
+	}
 	byRoot := map[*workspace.Root][]fileChange{}
 	var order []*workspace.Root
 	for _, c := range changes {
@@ -205,7 +211,9 @@ func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileCh
 			return err
 		}
 		group := byRoot[root]
-		commit := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP, Apply: func() error { return s.apply(group) }}
+		commit := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP,
+			Check: func() error { return s.unchangedAll(group) },
+			Apply: func() error { return s.apply(group) }}
 		for _, c := range group {
 			commit.Changes = append(commit.Changes, c.record())
 		}
@@ -224,14 +232,19 @@ func (c fileChange) record() history.Change {
 	return h
 }
 
-// apply writes the changes, after checking every file still holds what the call
-// read. Runs with the history lock held.
-func (s *Server) apply(changes []fileChange) error {
+// unchangedAll checks every changed file still holds what the call read. Runs with
+// the history lock held, before anything is logged.
+func (s *Server) unchangedAll(changes []fileChange) error {
 	for _, c := range changes {
 		if err := s.unchanged(c.t); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// apply writes the changes. Runs with the history lock held, after they are logged.
+func (s *Server) apply(changes []fileChange) error {
 	opts := workspace.WriteOptions{Perm: 0o644, Sync: s.cfg.Sync, TempDir: historyTempDir}
 	for _, c := range changes {
 		root, rel := c.t.file.Root, c.t.file.Rel

@@ -60,6 +60,8 @@ type Server struct {
 	sessions sync.Map          // session id → *session
 	stores   sync.Map          // root path → *history.Store
 	views    *views
+
+	noHistory bool // benchmarks only: apply changes without recording them
 }
 
 // session is what one client's calls share.

@@ -568,3 +568,22 @@ func TestCleanupDropsOnlyWholeResolvedLineages(t *testing.T) {
 	w.expect("a.txt", "a\n")
 	w.expect("b.txt", "b\n")
 }
+
+func TestCheckFindsFilesChangedOutside(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "a\n")
+	e := w.edit(NewConversationID(), "a.txt", "b\n")
+	w.create(NewConversationID(), "c.txt", "c\n")
+	if d, err := w.store.Check(); err != nil || len(d) != 0 {
+		t.Fatalf("clean store: %v %v", d, err)
+	}
+	w.mustDecide(Rejected, e.EditID)
+	if d, err := w.store.Check(); err != nil || len(d) != 0 {
+		t.Fatalf("after a reject: %v %v", d, err)
+	}
+	w.writeRaw("c.txt", "changed\n")
+	d, err := w.store.Check()
+	if err != nil || len(d) != 1 || d[0].Path != w.abs("c.txt") {
+		t.Fatalf("got %v %v", d, err)
+	}
+}

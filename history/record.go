@@ -34,10 +34,13 @@ type Commit struct {
 	Tool         string
 	Source       string // SourceMCP or SourceIDE
 	Changes      []Change
-	// Apply performs the changes on disk, after they are logged and before the lock
-	// is released; it must check that each file still holds Before. nil when the
+	// Check runs first under the lock: it must fail (and nothing is recorded) unless
+	// every file still holds Before — another process may have changed it since it
+	// was read. Apply then performs the changes, after they are logged and before the
+	// lock is released; if it fails nothing is recorded. Both are nil when the
 	// changes are already on disk (a diff Claude Code wrote after the editor
-	// accepted it). If Apply fails nothing is recorded.
+	// accepted it).
+	Check func() error
 	Apply func() error
 }
 
@@ -71,6 +74,11 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 	}
 	defer unlock()
 
+	if c.Check != nil {
+		if err := c.Check(); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.recordOutsideChanges(c.Changes); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,330 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// cliSplit runs the CLI and returns stdout, stderr and the exit code.
+func cliSplit(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// threeEdits makes a workspace with three recorded edits of a.txt and returns the
+// session and the edit ids in order.
+func threeEdits(t *testing.T) (*session, []string) {
+	s := start(t)
+	s.write("a.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n")
+	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "2\n", "new_string": "two\n"}))
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "5\n", "new_string": "five\n", "mcp_conversation_id": conv})
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "8\n", "new_string": "eight\n", "mcp_conversation_id": conv})
+	var ids []string
+	for _, e := range s.entries() {
+		ids = append(ids, e["edit_id"].(string))
+	}
+	return s, ids
+}
+
+func TestStatusAndShow(t *testing.T) {
+	s, ids := threeEdits(t)
+	out, _, code := cliSplit(t, s.dir, "status")
+	if code != 0 {
+		t.Fatalf("status: %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "EDIT") {
+		t.Fatalf("status table:\n%s", out)
+	}
+	for i, l := range lines[1:] {
+		for _, want := range []string{ids[i][:8], "pending", "edit", "conv_", "a.txt"} {
+			if !strings.Contains(l, want) {
+				t.Fatalf("row %q lacks %q", l, want)
+			}
+		}
+		if strings.Contains(l, s.dir) {
+			t.Fatalf("row %q shows an absolute path, want one relative to the workspace", l)
+		}
+	}
+	// From a subfolder, the store is found by walking up.
+	sub := s.path("deep/er")
+	os.MkdirAll(sub, 0o755)
+	if out2, _, _ := cliSplit(t, sub, "status"); out2 != out {
+		t.Fatalf("status from a subfolder differs:\n%s", out2)
+	}
+	show, _, code := cliSplit(t, s.dir, "show", ids[1][:8])
+	if code != 0 || !strings.Contains(show, "-5\n+five\n") || strings.Contains(show, "\x1b[") {
+		t.Fatalf("show (not a terminal, so no colour):\n%s", show)
+	}
+	conv, _, _ := cliSplit(t, s.dir, "show", s.entries()[0]["conversation_id"].(string))
+	if strings.Count(conv, "@@") != 6 {
+		t.Fatalf("show of a conversation should hold three diffs:\n%s", conv)
+	}
+	out, _, _ = cliSplit(t, s.dir, "status", "--status", "rejected")
+	if !strings.Contains(out, "no recorded edits") {
+		t.Fatalf("filtered status: %q", out)
+	}
+	out, _, _ = cliSplit(t, t.TempDir(), "status", "--workspace", s.dir, "--json", "--file", s.path("a.txt"))
+	var list []history.Entry
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 3 {
+		t.Fatalf("status --json --file: %v %s", err, out)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	s, ids := threeEdits(t)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"reject", "ffffffff"}, 1, "unknown"},
+		{[]string{"show", "nope"}, 1, "unknown"},
+		{[]string{"reject"}, 2, "usage"},
+		{[]string{"status", "--bogus"}, 2, "unknown flag"},
+		{[]string{"cleanup", "--older-than", "soon"}, 2, "older-than"},
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"accept", ids[0][:8]}, 0, ""},
+		{[]string{ids[1][:8], "--json"}, 2, ""}, // an id is not a command
+	}
+	for _, tc := range cases {
+		out, errOut, code := cliSplit(t, s.dir, tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s%s)", tc.args, code, tc.code, out, errOut)
+		}
+		if tc.code == 1 && strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: the reason should be one line on stderr, got %q", tc.args, errOut)
+		}
+		if !strings.Contains(strings.ToLower(errOut), tc.want) {
+			t.Errorf("%v: stderr %q lacks %q", tc.args, errOut, tc.want)
+		}
+	}
+	out, _, code := cliSplit(t, t.TempDir(), "status")
+	if code != 1 {
+		t.Fatalf("status outside any workspace: exit %d %q", code, out)
+	}
+	if out, _, code := cliSplit(t, s.dir, "version"); code != 0 || !strings.HasPrefix(out, "mcpdiff ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+}
+
+func TestRejectAcceptFlagsAnywhere(t *testing.T) {
+	s, ids := threeEdits(t)
+	if _, errOut, code := cliSplit(t, s.dir, "reject", "--workspace", s.dir, ids[1][:8]); code != 0 {
+		t.Fatalf("reject: %d %s", code, errOut)
+	}
+	s.expect("a.txt", "1\ntwo\n3\n4\n5\n6\n7\neight\n9\n")
+	if _, errOut, code := cliSplit(t, s.dir, "accept", ids[1][:8], "--workspace", s.dir); code != 0 {
+		t.Fatalf("accept: %d %s", code, errOut)
+	}
+	s.expect("a.txt", "1\ntwo\n3\n4\nfive\n6\n7\neight\n9\n")
+	conv := s.entries()[0]["conversation_id"].(string)
+	if out, errOut, code := cliSplit(t, s.dir, "reject", "--conv", conv, "--json"); code != 0 || !strings.Contains(out, `"ok":true`) {
+		t.Fatalf("reject --conv: %d %s %s", code, out, errOut)
+	}
+	s.expect("a.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n")
+	for _, e := range s.entries() {
+		if e["status"] != "rejected" {
+			t.Fatalf("after reject --conv: %v", e["status"])
+		}
+	}
+}
+
+func TestConflictIsRefusedNamingTheLaterEdit(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "x\ny\nz\n")
+	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "y", "new_string": "Y1"}))
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "Y1", "new_string": "Y2", "mcp_conversation_id": conv})
+	ids := []string{s.entries()[0]["edit_id"].(string), s.entries()[1]["edit_id"].(string)}
+	out, errOut, code := cliSplit(t, s.dir, "reject", ids[0])
+	if code != 1 || !strings.Contains(errOut, "conflict") || !strings.Contains(errOut, ids[1][:8]) {
+		t.Fatalf("exit %d, stderr %q (stdout %q)", code, errOut, out)
+	}
+	s.expect("a.txt", "x\nY2\nz\n")
+	out, _, code = cliSplit(t, s.dir, "reject", ids[0], "--json")
+	var res map[string]any
+	if code != 1 || json.Unmarshal([]byte(out), &res) != nil || res["kind"] != "conflict" {
+		t.Fatalf("--json conflict: %d %s", code, out)
+	}
+}
+
+func TestExternalChangeIsShownAndForceDiscardsIt(t *testing.T) {
+	s, ids := threeEdits(t)
+	s.write("a.txt", s.read("a.txt")+"added by hand\n")
+	out, errOut, code := cliSplit(t, s.dir, "reject", ids[0])
+	if code != 1 || !strings.Contains(out, "+added by hand") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	s.expect("a.txt", "1\ntwo\n3\n4\nfive\n6\n7\neight\n9\nadded by hand\n")
+	out, _, code = cliSplit(t, s.dir, "reject", ids[0], "--json")
+	var res map[string]any
+	if code != 1 || json.Unmarshal([]byte(out), &res) != nil || res["kind"] != "external_change" || !strings.Contains(res["diff"].(string), "+added by hand") {
+		t.Fatalf("--json: %d %s", code, out)
+	}
+	if _, errOut, code := cliSplit(t, s.dir, "reject", "--force", ids[0]); code != 0 {
+		t.Fatalf("--force: %d %s", code, errOut)
+	}
+	s.expect("a.txt", "1\n2\n3\n4\nfive\n6\n7\neight\n9\n")
+}
+
+func TestTwoCLIsRejectingAtOnce(t *testing.T) {
+	s := start(t)
+	var b strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	s.write("a.txt", b.String())
+	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "line 5\n", "new_string": "FIVE\n"}))
+	for _, n := range []int{15, 25, 35} {
+		s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": fmt.Sprintf("line %d\n", n), "new_string": fmt.Sprintf("EDIT %d\n", n), "mcp_conversation_id": conv})
+	}
+	entries := s.entries()
+	var wg sync.WaitGroup
+	for _, i := range []int{0, 2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, errOut, code := cliSplit(t, s.dir, "reject", entries[i]["edit_id"].(string)); code != 0 {
+				t.Errorf("reject %d: %d %s", i, code, errOut)
+			}
+		}()
+	}
+	wg.Wait()
+	got := s.read("a.txt")
+	if strings.Contains(got, "FIVE") || strings.Contains(got, "EDIT 25") || !strings.Contains(got, "EDIT 15") || !strings.Contains(got, "EDIT 35") {
+		t.Fatalf("after two concurrent rejects:\n%s", got)
+	}
+	assertConsistent(t, s.dir)
+}
+
+// The CLI accepts and rejects in a loop while the server keeps editing the same
+// files: no entry is lost and every file matches its recorded state.
+func TestCLIWhileServerEdits(t *testing.T) {
+	s := start(t)
+	var b strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	s.write("a.txt", b.String())
+	s.write("b.txt", b.String())
+	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "line 0\n", "new_string": "first\n"}))
+	done := make(chan struct{})
+	calls := 1
+	go func() {
+		defer close(done)
+		for i := 1; i < 60; i++ {
+			f := []string{"a.txt", "b.txt"}[i%2]
+			s.ok("edit_file", map[string]any{"path": f, "old_string": fmt.Sprintf("line %d\n", 3*i), "new_string": fmt.Sprintf("edited %d\n", 3*i), "mcp_conversation_id": conv})
+			calls++
+		}
+	}()
+	rejects := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		entries := s.entries()
+		e := entries[len(entries)/2]["edit_id"].(string)
+		if _, errOut, code := cliSplit(t, s.dir, "reject", e); code != 0 && !strings.Contains(errOut, "conflict") {
+			t.Fatalf("reject during edits: %d %s", code, errOut)
+		}
+		cliSplit(t, s.dir, "accept", e)
+		rejects++
+	}
+	if n := len(s.entries()); n != calls {
+		t.Fatalf("%d entries for %d successful calls", n, calls)
+	}
+	t.Logf("%d reject/accept rounds during %d edits", rejects, calls)
+	assertConsistent(t, s.dir)
+}
+
+// assertConsistent checks every file equals its last recorded state.
+func assertConsistent(t *testing.T, dir string) {
+	t.Helper()
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	store, err := history.OpenExisting(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drifts, err := store.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range drifts {
+		t.Errorf("%s differs from its recorded state:\n%s", d.Path, d.Diff)
+	}
+}
+
+func TestCleanupCommand(t *testing.T) {
+	s, ids := threeEdits(t)
+	out, _, code := cliSplit(t, s.dir, "cleanup")
+	if code != 0 || !strings.Contains(out, "dropped 0") {
+		t.Fatalf("cleanup with pending edits: %d %q", code, out)
+	}
+	cliSplit(t, s.dir, "accept", ids[0], ids[1])
+	cliSplit(t, s.dir, "reject", ids[2])
+	out, _, code = cliSplit(t, s.dir, "cleanup", "--older-than", "1h")
+	if code != 0 || !strings.Contains(out, "dropped 0") {
+		t.Fatalf("cleanup of recent conversations: %d %q", code, out)
+	}
+	out, _, code = cliSplit(t, s.dir, "cleanup")
+	if code != 0 || !strings.Contains(out, "dropped 1") {
+		t.Fatalf("cleanup: %d %q", code, out)
+	}
+	if out, _, _ := cliSplit(t, s.dir, "status"); !strings.Contains(out, "no recorded edits") {
+		t.Fatalf("status after cleanup: %q", out)
+	}
+	s.expect("a.txt", "1\ntwo\n3\n4\nfive\n6\n7\n8\n9\n")
+	if names, _ := os.ReadDir(filepath.Join(s.dir, ".mcp", "edit_history", "checkpoints")); len(names) != 0 {
+		t.Fatalf("checkpoints left: %v", names)
+	}
+}
+
+func TestReadOnlyWorkspace(t *testing.T) {
+	s, ids := threeEdits(t)
+	store := filepath.Join(s.dir, ".mcp", "edit_history")
+	if err := exec.Command("chattr", "+i", filepath.Join(store, "logs"), s.dir).Run(); err != nil {
+		t.Skip("cannot make the workspace read-only here (chattr):", err)
+	}
+	defer exec.Command("chattr", "-i", filepath.Join(store, "logs"), s.dir).Run()
+	if out, _, code := cliSplit(t, s.dir, "status"); code != 0 || !strings.Contains(out, ids[0][:8]) {
+		t.Fatalf("status on a read-only workspace: %d %q", code, out)
+	}
+	before := s.read("a.txt")
+	_, errOut, code := cliSplit(t, s.dir, "reject", ids[0])
+	if code != 1 || errOut == "" {
+		t.Fatalf("reject on a read-only workspace: %d %q", code, errOut)
+	}
+	s.expect("a.txt", before)
+	for _, e := range s.entries() {
+		if e["status"] != "pending" {
+			t.Fatalf("a refused reject changed a status: %v", e)
+		}
+	}
+}
