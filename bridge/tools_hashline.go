@@ -20,8 +20,8 @@ func (s *Server) hashlineTools() []serverTool {
 				"hh = a 2-hex-digit hash of the line), followed by `file_hash: <sha256>`. Use the `N:hh` anchors "+
 				"with edit_text_file. Read a range with start_line/end_line for big files."),
 			withPath("path", "The file to read."),
-			mcp.WithNumber("start_line", mcp.Description("First line to show (1-based). Default: 1.")),
-			mcp.WithNumber("end_line", mcp.Description("Last line to show (inclusive). Default: the last line.")),
+			mcp.WithInteger("start_line", mcp.Min(1), mcp.Description("First line to show (1-based). Default: 1.")),
+			mcp.WithInteger("end_line", mcp.Min(1), mcp.Description("Last line to show (inclusive). Default: the last line.")),
 			readOnly(),
 		), s.readTextFile},
 		{"hashline", mcp.NewTool("edit_text_file",

@@ -587,3 +587,26 @@ func TestCheckFindsFilesChangedOutside(t *testing.T) {
 		t.Fatalf("got %v %v", d, err)
 	}
 }
+
+func TestEditorRecorderLogsAcceptedDiffs(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "old\n")
+	rec := NewEditorRecorder([]string{w.dir})
+	w.writeRaw("a.txt", "new\n") // Claude Code wrote the accepted text
+	if err := rec.RecordAccepted("conv_1_ab", w.abs("a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.writeRaw("b.txt", "created\n")
+	if err := rec.RecordAccepted("conv_1_ab", w.abs("b.txt"), nil, false, []byte("created\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.RecordAccepted("conv_1_ab", "/elsewhere/c.txt", nil, false, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := w.store.List(Filter{})
+	if len(list.Entries) != 2 || list.Entries[0].Source != SourceIDE || list.Entries[1].Operation != Create || list.Entries[0].ToolName != "openDiff" {
+		t.Fatalf("entries: %+v", list.Entries)
+	}
+	w.mustDecide(Rejected, list.Entries[0].EditID)
+	w.expect("a.txt", "old\n")
+}

@@ -27,7 +27,12 @@ type ToolError struct {
 	Data    string
 }
 
-func (e *ToolError) Error() string { return e.Message + ": " + e.Data }
+func (e *ToolError) Error() string {
+	if e.Data == "" {
+		return e.Message
+	}
+	return e.Message + ": " + e.Data
+}
 
 // Editor is the editor half of the IDE protocol. The Neovim implementation lives in
 // package nvim. Implementations must be safe for concurrent use.

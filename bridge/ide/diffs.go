@@ -1,0 +1,264 @@
+package ide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// diffStatus is where a diff is in its life: pending → saved | rejected → closed.
+// A closed diff is no longer in Server.diffs.
+type diffStatus int
+
+const (
+	diffPending  diffStatus = iota // shown, waiting for the user
+	diffSaved                      // accepted: answered FILE_SAVED, the client writes the file
+	diffRejected                   // answered DIFF_REJECTED
+)
+
+func (st diffStatus) String() string {
+	switch st {
+	case diffSaved:
+		return "saved"
+	case diffRejected:
+		return "rejected"
+	default:
+		return "pending"
+	}
+}
+
+// diff is one openDiff proposal this server opened.
+type diff struct {
+	req     DiffRequest
+	owner   *client
+	conv    string
+	before  []byte // the old file when openDiff arrived
+	existed bool
+	answer  chan diffAnswer // buffered: the one answer to the waiting openDiff
+
+	// Guarded by Server.mu.
+	status  diffStatus
+	final   string // the accepted text, once saved
+	settled bool   // saved, and no longer waiting for the client to write the file
+}
+
+type diffAnswer struct {
+	accepted bool
+	text     string
+}
+
+// openDiff shows a proposal and blocks until the user decides, close_tab cancels it,
+// or the request ends (client gone, Stop).
+func (s *Server) openDiff(ctx context.Context, c *client, args map[string]any) (*mcp.CallToolResult, error) {
+	req, err := diffRequestFrom(args)
+	if err != nil {
+		return nil, err
+	}
+	before, existed, err := readOldFile(req.OldPath)
+	if err != nil {
+		return nil, err
+	}
+	req.NewFile = !existed
+	d := &diff{
+		req:     req,
+		owner:   c,
+		conv:    c.conversation(),
+		before:  before,
+		existed: existed,
+		answer:  make(chan diffAnswer, 1),
+	}
+	replaced, err := s.registerDiff(d)
+	if err != nil {
+		return nil, err
+	}
+	if replaced != nil {
+		s.teardown(replaced)
+	}
+	if err := s.editor.OpenDiff(ctx, req); err != nil {
+		s.unregisterDiff(d)
+		return nil, asToolError(err, "Diff setup failed")
+	}
+	if !s.registered(d) {
+		// close_tab or Stop closed it while the editor was still drawing it, so
+		// that teardown may have come first: close the view again.
+		s.teardown(d)
+	}
+
+	var a diffAnswer
+	select {
+	case a = <-d.answer:
+	case <-ctx.Done():
+		// Nobody can answer this diff any more. Reject it if it is still pending;
+		// either way its answer is then waiting in the channel.
+		s.closeDiffs(s.takeDiffs(func(x *diff) bool { return x == d && x.status == diffPending }))
+		a = <-d.answer
+	}
+	if a.accepted {
+		return textResult("FILE_SAVED", a.text), nil
+	}
+	return textResult("DIFF_REJECTED", req.TabName), nil
+}
+
+func diffRequestFrom(args map[string]any) (DiffRequest, error) {
+	var values [4]string
+	for i, name := range []string{"old_file_path", "new_file_path", "new_file_contents", "tab_name"} {
+		v, err := stringParam(args, name)
+		if err != nil {
+			return DiffRequest{}, err
+		}
+		values[i] = v
+	}
+	req := DiffRequest{OldPath: values[0], NewPath: values[1], Contents: values[2], TabName: values[3]}
+	for _, p := range []struct{ name, path string }{{"old_file_path", req.OldPath}, {"new_file_path", req.NewPath}} {
+		if !filepath.IsAbs(p.path) {
+			return DiffRequest{}, &ToolError{Code: codeInvalidParams, Message: "Invalid params",
+				Data: fmt.Sprintf("%s must be an absolute path, got %q", p.name, p.path)}
+		}
+	}
+	if req.TabName == "" {
+		return DiffRequest{}, &ToolError{Code: codeInvalidParams, Message: "Invalid params", Data: "tab_name must not be empty"}
+	}
+	return req, nil
+}
+
+// readOldFile reads the file a diff proposes to change; a missing file is a new file.
+func readOldFile(path string) (data []byte, existed bool, err error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err == nil && info.IsDir() {
+		return nil, false, &ToolError{Code: codeToolFailed, Message: "Cannot open diff",
+			Data: fmt.Sprintf("old_file_path %s is a folder; openDiff compares a file with its proposed contents", path)}
+	}
+	if err == nil {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, false, &ToolError{Code: codeToolFailed, Message: "Cannot open diff", Data: fmt.Sprintf("cannot read %s: %v", path, err)}
+	}
+	return data, true, nil
+}
+
+// registerDiff makes d the diff of its tab name. A diff already using that name is
+// replaced: rejected if it was pending, and returned so the caller tears it down.
+func (s *Server) registerDiff(d *diff) (replaced *diff, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != stateRunning {
+		return nil, &ToolError{Code: codeToolFailed, Message: "IDE server is stopping", Data: "the editor bridge is shutting down; answer in the terminal"}
+	}
+	replaced = s.diffs[d.req.TabName]
+	if replaced != nil {
+		s.resolveLocked(replaced, diffAnswer{})
+	}
+	s.diffs[d.req.TabName] = d
+	return replaced, nil
+}
+
+// unregisterDiff forgets d after the editor failed to show it.
+func (s *Server) unregisterDiff(d *diff) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.diffs[d.req.TabName] == d {
+		delete(s.diffs, d.req.TabName)
+	}
+}
+
+func (s *Server) registered(d *diff) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.diffs[d.req.TabName] == d
+}
+
+// resolveLocked answers a pending diff, once. It reports whether d was pending.
+func (s *Server) resolveLocked(d *diff, a diffAnswer) bool {
+	if d.status != diffPending {
+		return false
+	}
+	if a.accepted {
+		d.status, d.final = diffSaved, a.text
+	} else {
+		d.status = diffRejected
+	}
+	d.answer <- a
+	return true
+}
+
+// takeDiffs removes the matching diffs, rejecting the pending ones, and returns them
+// for teardown.
+func (s *Server) takeDiffs(match func(*diff) bool) []*diff {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var taken []*diff
+	for tab, d := range s.diffs {
+		if match(d) {
+			s.resolveLocked(d, diffAnswer{})
+			delete(s.diffs, tab)
+			taken = append(taken, d)
+		}
+	}
+	return taken
+}
+
+func (s *Server) closeDiffs(diffs []*diff) {
+	for _, d := range diffs {
+		s.teardown(d)
+	}
+}
+
+// teardown asks the editor to close d's view; an accepted one reloads its buffers.
+// d has left pending (and Server.diffs) before, so its status is final.
+func (s *Server) teardown(d *diff) {
+	s.mu.Lock()
+	outcome := Rejected
+	if d.status == diffSaved {
+		outcome = Accepted
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), s.editorTimeout)
+	defer cancel()
+	if err := s.editor.CloseDiff(ctx, d.req.TabName, outcome); err != nil {
+		s.logf("ide: close diff %q: %v", d.req.TabName, err)
+	}
+}
+
+// Decide reports the user's answer to a pending diff: accepted (:w) with the exact
+// text to save, or rejected (the proposal was closed). Unknown or already answered
+// tabs are ignored.
+func (s *Server) Decide(tabName string, accepted bool, text string) {
+	s.mu.Lock()
+	d := s.diffs[tabName]
+	resolved := d != nil && s.resolveLocked(d, diffAnswer{accepted: accepted, text: text})
+	s.mu.Unlock()
+	if resolved && accepted {
+		s.watchWrite(d)
+	}
+}
+
+// closeTab answers close_tab: TAB_CLOSED always, and idempotent (the CLI sends it
+// twice). For a pending diff it is the only cancellation the CLI ever sends.
+func (s *Server) closeTab(_ context.Context, _ *client, args map[string]any) (*mcp.CallToolResult, error) {
+	tab, err := stringParam(args, "tab_name")
+	if err != nil {
+		return nil, err
+	}
+	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.req.TabName == tab }))
+	s.pokeWatches()
+	return textResult("TAB_CLOSED"), nil
+}
+
+// closeAllDiffTabs closes the calling client's diffs, any status, plus those left by
+// clients that disconnected, and starts a new conversation: the CLI calls it once at
+// the start of every prompt. Another connected client's diffs are its own business.
+func (s *Server) closeAllDiffTabs(_ context.Context, c *client, _ map[string]any) (*mcp.CallToolResult, error) {
+	closed := s.takeDiffs(func(d *diff) bool { return d.owner == c || d.owner.gone.Load() })
+	s.closeDiffs(closed)
+	c.startNewTurn()
+	return textResult(fmt.Sprintf("CLOSED_%d_DIFF_TABS", len(closed))), nil
+}

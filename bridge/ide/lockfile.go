@@ -1,0 +1,86 @@
+package ide
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// lockFileContent is what the CLI reads from <dir>/<port>.lock. Field order and
+// names follow the IDE protocol; the port is only in the file name.
+type lockFileContent struct {
+	PID              int      `json:"pid"`
+	WorkspaceFolders []string `json:"workspaceFolders"`
+	IDEName          string   `json:"ideName"`
+	Transport        string   `json:"transport"`
+	AuthToken        string   `json:"authToken"`
+}
+
+// resolveLockDir picks the lock-file folder the way the CLI looks for it.
+func resolveLockDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	if config := os.Getenv("CLAUDE_CONFIG_DIR"); config != "" {
+		return filepath.Join(config, "ide"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("ide: cannot find the lock-file folder: %w (set CLAUDE_CONFIG_DIR or Options.LockDir)", err)
+	}
+	return filepath.Join(home, ".claude", "ide"), nil
+}
+
+// writeLockFile writes the lock file atomically: the CLI deletes lock files it cannot
+// parse, so a half-written one would silently unregister the editor. The folder is
+// private (0700, also when it already existed) and the file 0600: it holds the token.
+func writeLockFile(path string, content lockFileContent) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("ide: create lock-file folder: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("ide: make lock-file folder private: %w", err)
+	}
+	data, err := json.Marshal(content)
+	if err != nil {
+		return fmt.Errorf("ide: encode lock file: %w", err)
+	}
+	// O_EXCL refuses to follow a file or symlink planted under the temp name.
+	tmp := fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), time.Now().UnixNano())
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("ide: create lock file: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("ide: write lock file %s: %w", path, err)
+	}
+	return nil
+}
+
+// removeLockFile removes our own lock file; other files in the shared folder belong
+// to other editors and are never touched.
+func removeLockFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("ide: remove lock file: %w", err)
+	}
+	return nil
+}

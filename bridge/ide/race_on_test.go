@@ -1,0 +1,5 @@
+//go:build race
+
+package ide
+
+const raceDetector = true

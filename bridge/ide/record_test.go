@@ -1,0 +1,129 @@
+package ide
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// acceptDiff runs one CLI edit up to the answer: openDiff, the user's :w, FILE_SAVED,
+// then the two close_tabs and the baseline getDiagnostics the CLI sends before writing.
+func acceptDiff(t *testing.T, s *testServer, c *testClient, path, tab, accepted string) {
+	t.Helper()
+	wait := c.callTool("openDiff", diffArgs(path, accepted, tab))
+	s.editor.waitOpened(t)
+	s.Decide(tab, true, accepted)
+	wantTexts(t, c.texts(wait()), "FILE_SAVED", accepted)
+	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
+	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
+	c.callTool("getDiagnostics", map[string]any{"uri": "file://" + path})()
+}
+
+func withRecorder(r Recorder) func(*Options) {
+	return func(o *Options) { o.Recorder = r }
+}
+
+func TestRecorderIsCalledOnceTheClientWritesTheFile(t *testing.T) {
+	rec := newFakeRecorder()
+	s := startServer(t, withRecorder(rec), nil)
+	c := connectReady(t, s)
+	const before, after = "one\r\ntwo", "one\r\nTWO\r\nthree"
+	path := writeFile(t, "a.txt", before)
+	acceptDiff(t, s, c, path, tabA, after)
+
+	if err := os.WriteFile(path, []byte(after), 0o644); err != nil { // what the CLI does
+		t.Fatal(err)
+	}
+	c.callTool("getDiagnostics", map[string]any{})() // the CLI's post-write check
+	got := rec.waitCall(t)
+	if got.path != path || string(got.before) != before || !got.existed || string(got.after) != after {
+		t.Errorf("RecordAccepted(%q, %q, %q, %v, %q), want (%q, %q, true, %q)",
+			got.conv, got.path, got.before, got.existed, got.after, path, before, after)
+	}
+	if !regexp.MustCompile(`^conv_\d{13}_[0-9a-f]{8}$`).MatchString(got.conv) {
+		t.Errorf("conversation id %q, want conv_<epoch_ms>_<8 hex>", got.conv)
+	}
+
+	// Later pokes and a Stop find nothing more to record.
+	c.callTool("getDiagnostics", map[string]any{})()
+	s.Stop()
+	if n := len(rec.calls); n != 0 {
+		t.Errorf("RecordAccepted called %d more times", n)
+	}
+}
+
+func TestRecorderSeesANewFileAsNotExisting(t *testing.T) {
+	rec := newFakeRecorder()
+	s := startServer(t, withRecorder(rec), nil)
+	c := connectReady(t, s)
+	path := filepath.Join(t.TempDir(), "new.txt")
+	acceptDiff(t, s, c, path, tabA, "fresh\n")
+	if err := os.WriteFile(path, []byte("fresh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// No poke this time: the stat poll notices the write on its own.
+	got := rec.waitCall(t)
+	if got.existed || len(got.before) != 0 || string(got.after) != "fresh\n" {
+		t.Errorf("RecordAccepted(existed=%v, before=%q, after=%q), want a new file", got.existed, got.before, got.after)
+	}
+}
+
+func TestRecorderIsNotCalledWhenTheFileIsNeverWritten(t *testing.T) {
+	rec := newFakeRecorder()
+	s := startServer(t, withRecorder(rec), func(s *Server) { s.watchTimeout = 50 * time.Millisecond })
+	c := connectReady(t, s)
+	path := writeFile(t, "a.txt", "a\n")
+	acceptDiff(t, s, c, path, tabA, "b\n")
+	if err := os.WriteFile(path, []byte("something else\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.logs.waitFor(t, "was not written within")
+	if n := len(rec.calls); n != 0 {
+		t.Errorf("RecordAccepted called %d times for a diff that was never written", n)
+	}
+}
+
+func TestRecorderIsNotCalledForAnUnchangedAccept(t *testing.T) {
+	rec := newFakeRecorder()
+	s := startServer(t, withRecorder(rec), nil)
+	c := connectReady(t, s)
+	path := writeFile(t, "a.txt", "same\n")
+	acceptDiff(t, s, c, path, tabA, "same\n")
+	s.logs.waitFor(t, "accepted unchanged")
+	s.Stop()
+	if n := len(rec.calls); n != 0 {
+		t.Errorf("RecordAccepted called %d times for an unchanged accept", n)
+	}
+}
+
+func TestConversationIsOnePerTurn(t *testing.T) {
+	rec := newFakeRecorder()
+	s := startServer(t, withRecorder(rec), nil)
+	c := connectReady(t, s)
+	dir := t.TempDir()
+	edit := func(name, tab string) recordCall {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		acceptDiff(t, s, c, path, tab, name+" edited\n")
+		if err := os.WriteFile(path, []byte(name+" edited\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.callTool("getDiagnostics", map[string]any{})()
+		return rec.waitCall(t)
+	}
+
+	wantTexts(t, c.texts(c.callTool("closeAllDiffTabs", map[string]any{})()), "CLOSED_0_DIFF_TABS")
+	first := edit("one.txt", "tab 1")
+	second := edit("two.txt", "tab 2")
+	wantTexts(t, c.texts(c.callTool("closeAllDiffTabs", map[string]any{})()), "CLOSED_0_DIFF_TABS")
+	third := edit("three.txt", "tab 3")
+
+	if first.conv != second.conv {
+		t.Errorf("one turn recorded two conversations: %q and %q", first.conv, second.conv)
+	}
+	if third.conv == first.conv {
+		t.Errorf("a new turn kept conversation %q", first.conv)
+	}
+}

@@ -1,0 +1,145 @@
+package ide
+
+import (
+	"bytes"
+	"os"
+	"time"
+)
+
+// writeWatch waits for the client to write an accepted diff. The CLI, not the
+// editor, writes the file: after the two close_tabs and the baseline getDiagnostics.
+type writeWatch struct {
+	d    *diff
+	poke chan struct{} // "look now": a close_tab or getDiagnostics arrived
+}
+
+// fileStamp is what the stat poll compares to notice a write without reading the file.
+type fileStamp struct {
+	exists  bool
+	size    int64
+	modNano int64
+}
+
+// watchWrite starts waiting for d's accepted text to reach the disk, to record it.
+func (s *Server) watchWrite(d *diff) {
+	if d.final == string(d.before) {
+		s.logf("ide: %s was accepted unchanged; Claude Code treats that as a rejection, nothing to record", d.req.NewPath)
+		s.settle(d)
+		return
+	}
+	w := &writeWatch{d: d, poke: make(chan struct{}, 1)}
+	s.mu.Lock()
+	if s.state != stateRunning {
+		s.mu.Unlock()
+		return
+	}
+	s.watches[w] = struct{}{}
+	s.tasks.Add(1)
+	s.mu.Unlock()
+	go s.runWatch(w)
+}
+
+// runWatch checks at once, on every poke, and when a light stat poll sees the file
+// change; it gives up after watchTimeout and ends on Stop.
+func (s *Server) runWatch(w *writeWatch) {
+	defer s.tasks.Done()
+	defer s.forgetWatch(w)
+	deadline := time.NewTimer(s.watchTimeout)
+	defer deadline.Stop()
+	poll := time.NewTicker(s.watchPoll)
+	defer poll.Stop()
+
+	var seen fileStamp
+	force := true
+	for {
+		if s.checkWrite(w.d, &seen, force) {
+			return
+		}
+		select {
+		case <-s.life.Done():
+			return
+		case <-deadline.C:
+			s.logf("ide: %s was not written within %v of being accepted; not recorded in the edit history", w.d.req.NewPath, s.watchTimeout)
+			s.settle(w.d)
+			return
+		case <-poll.C:
+			force = false
+		case <-w.poke:
+			force = true
+		}
+	}
+}
+
+// checkWrite reads the file when forced or when its stamp changed, and records the
+// diff once the file holds the accepted text.
+func (s *Server) checkWrite(d *diff, seen *fileStamp, force bool) bool {
+	path := d.req.NewPath
+	stamp := statStamp(path)
+	if !force && stamp == *seen {
+		return false
+	}
+	*seen = stamp
+	if !stamp.exists {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(data, []byte(d.final)) {
+		return false
+	}
+	s.record(d, data)
+	s.settle(d)
+	return true
+}
+
+func statStamp(path string) fileStamp {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{exists: true, size: info.Size(), modNano: info.ModTime().UnixNano()}
+}
+
+func (s *Server) record(d *diff, after []byte) {
+	if s.opts.Recorder == nil {
+		return
+	}
+	if err := s.opts.Recorder.RecordAccepted(d.conv, d.req.NewPath, d.before, d.existed, after); err != nil {
+		s.logf("ide: record the accepted diff of %s: %v", d.req.NewPath, err)
+		return
+	}
+	s.logf("ide: recorded the accepted diff of %s in conversation %s", d.req.NewPath, d.conv)
+}
+
+// settle marks a saved diff as no longer waiting for its write. If its client has
+// disconnected meanwhile, nobody will send close_tab: close it now.
+func (s *Server) settle(d *diff) {
+	s.mu.Lock()
+	d.settled = true
+	orphan := s.diffs[d.req.TabName] == d && d.owner.gone.Load()
+	if orphan {
+		delete(s.diffs, d.req.TabName)
+	}
+	s.mu.Unlock()
+	if orphan {
+		s.teardown(d)
+	}
+}
+
+func (s *Server) forgetWatch(w *writeWatch) {
+	s.mu.Lock()
+	delete(s.watches, w)
+	s.mu.Unlock()
+}
+
+// pokeWatches makes every watcher look at its file now. All of them, not only the
+// calling client's: a CLI that reconnected comes back on a new connection.
+func (s *Server) pokeWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watches {
+		select {
+		case w.poke <- struct{}{}:
+		default: // a look is already due
+		}
+	}
+}
