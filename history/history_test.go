@@ -610,3 +610,29 @@ func TestEditorRecorderLogsAcceptedDiffs(t *testing.T) {
 	w.mustDecide(Rejected, list.Entries[0].EditID)
 	w.expect("a.txt", "old\n")
 }
+
+func TestEditCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "one\ntwo\nthree\n")
+	c := NewConversationID()
+	// The process logs the change and dies before writing the file.
+	_, err := w.store.Record(context.Background(), Commit{
+		Conversation: c, Tool: "test", Source: SourceMCP,
+		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("one\ntwo\nthree\n"), BeforeExists: true, After: []byte("ONE\ntwo\nthree\n")}},
+		Apply:   func() error { return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.edit(c, "a.txt", "one\ntwo\nTHREE\n")
+	list, _ := w.store.List(Filter{})
+	if len(list.Entries) != 2 || list.Entries[0].Status != Rejected || list.Entries[1].Source != SourceMCP {
+		t.Fatalf("want the cut-off edit rejected and no outside change: %+v", list.Entries)
+	}
+	if d, err := w.store.Check(); err != nil || len(d) != 0 {
+		t.Fatalf("check: %v %v", d, err)
+	}
+	// Accepting it later applies it.
+	w.mustDecide(Accepted, list.Entries[0].EditID)
+	w.expect("a.txt", "ONE\ntwo\nTHREE\n")
+}

@@ -365,11 +365,41 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 			if err != nil {
 				return fmt.Errorf("%s changed outside mcpdiff and its recorded state cannot be rebuilt: %w", st.path, err)
 			}
-			if err := s.logOutsideChange(st.path, recorded, st.exists, st.content); err != nil {
+			disk := fileState{exists: st.exists, path: st.path, lines: udiff.SplitLines(st.content)}
+			if e := interrupted(snap, h, st.exists, st.hash, st.path); e != nil {
+				// Logged, then the process died before writing it: the edit never
+				// happened. It is marked rejected (accepting it later applies it).
+				if err := s.rewriteLog(e.ConversationID, map[string]Status{e.EditID: Rejected}); err != nil {
+					return err
+				}
+				if err := s.addMarker(&fileChange{R: recorded, S: disk, changed: []string{e.EditID}}); err != nil {
+					return err
+				}
+			} else if err := s.logOutsideChange(st.path, recorded, st.exists, st.content); err != nil {
 				return err
 			}
 			snap = nil // reload: the new entry is part of the history now
 		}
+	}
+	return nil
+}
+
+// interrupted returns the entry that last set path's head when the file is exactly
+// as it was before that entry: a process logged the change and was killed before
+// writing it. (A cut-off move touches two paths; it is recorded as outside changes.)
+func interrupted(snap *snapshot, h *head, exists bool, hash, path string) *Entry {
+	for i := len(snap.entries) - 1; i >= 0; i-- {
+		e := snap.entries[i]
+		if e.Seq != h.Seq {
+			continue
+		}
+		if e.Status == Rejected || e.Operation == Move || e.FilePath != path {
+			return nil
+		}
+		if exists != (e.HashBefore != nil) || (exists && hash != deref(e.HashBefore)) {
+			return nil
+		}
+		return e
 	}
 	return nil
 }
