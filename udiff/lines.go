@@ -33,8 +33,12 @@ func splitLines(s string) []string {
 type Edit struct{ OldStart, OldEnd, NewStart, NewEnd int }
 
 // Lines returns the edits that turn a into b, in increasing order; two edits are never
-// adjacent (they would have been merged). The result is minimal or close to it:
-// patience anchoring on unique lines, Myers inside the gaps.
+// adjacent (they would have been merged). When a shortest edit script is found within
+// minimalBudget steps of Myers' search (an edit of a few places, which is every tool
+// call), the result is minimal: the edit history relies on that, since a diff wider
+// than the change makes a spurious conflict when an edit is rejected. Otherwise
+// (large rewrites) it is close to minimal: patience anchoring on unique lines, Myers
+// inside the gaps.
 func Lines(a, b []string) []Edit {
 	// Trim before interning: a one-line change in a huge file then costs only the
 	// string comparisons.
@@ -47,7 +51,12 @@ func Lines(a, b []string) []Edit {
 		suf++
 	}
 	d := newDiffer(a[pre:len(a)-suf], b[pre:len(b)-suf])
-	d.diff(0, len(d.x), 0, len(d.y))
+	d.budget = minimalBudget
+	d.myers(0, len(d.x), 0, len(d.y))
+	if d.overBudget {
+		d.edits, d.budget, d.overBudget = d.edits[:0], 0, false
+		d.diff(0, len(d.x), 0, len(d.y))
+	}
 	for i := range d.edits {
 		e := &d.edits[i]
 		e.OldStart, e.OldEnd, e.NewStart, e.NewEnd = e.OldStart+pre, e.OldEnd+pre, e.NewStart+pre, e.NewEnd+pre
@@ -60,6 +69,9 @@ func Lines(a, b []string) []Edit {
 // no line unique on both sides and need thousands of line changes.
 const myersWorkLimit = 1 << 22
 
+// minimalBudget bounds the first, exact Myers search of Lines (a few milliseconds).
+const minimalBudget = 1 << 20
+
 // differ holds the interned lines and the scratch space of one Lines call.
 type differ struct {
 	x, y  []int32 // line ids: equal lines have equal ids
@@ -69,6 +81,10 @@ type differ struct {
 	countX, countY, posY []int32
 
 	vf, vb []int // furthest-reaching paths of the Myers search, by diagonal
+
+	budget     int  // > 0: total Myers steps allowed before giving up on a minimal diff
+	spent      int  // Myers steps taken so far
+	overBudget bool // the budget ran out: the edits so far are not minimal
 }
 
 func newDiffer(a, b []string) *differ {
@@ -254,9 +270,14 @@ func (d *differ) middleSnake(a, b []int32) (snake, bool) {
 	d.vb = growInts(d.vb, 2*maxD+3)
 	vf, vb := d.vf, d.vb        // vf[off+k]: furthest x on diagonal k = x-y from the start;
 	vf[off+1], vb[off+1] = 0, 0 // vb[off+k]: furthest distance back from the end on diagonal k = (n-x)-(m-y)
-	work := 0
+	work, limit := 0, myersWorkLimit
+	if d.budget > 0 {
+		limit = min(limit, d.budget-d.spent)
+	}
+	defer func() { d.spent += work }()
 	for step := 0; step <= maxD; step++ {
-		if work > myersWorkLimit {
+		if work > limit {
+			d.overBudget = d.budget > 0
 			return snake{}, false
 		}
 		for k := -step; k <= step; k += 2 {
