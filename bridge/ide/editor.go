@@ -35,7 +35,8 @@ func (e *ToolError) Error() string {
 }
 
 // Editor is the editor half of the IDE protocol. The Neovim implementation lives in
-// package nvim. Implementations must be safe for concurrent use.
+// package nvim. Implementations must be safe for concurrent use, and every call must
+// return once its ctx is done (Server.Stop waits for calls in flight).
 type Editor interface {
 	// OpenDiff draws the proposal and returns once it is shown (or fails, e.g. with a
 	// *ToolError when the file's buffer has unsaved changes). The user's answer comes

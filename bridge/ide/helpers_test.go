@@ -123,7 +123,7 @@ func (e *fakeEditor) Query(_ context.Context, tool string, args map[string]any) 
 }
 
 // waitOpened waits for the editor to show a diff.
-func (e *fakeEditor) waitOpened(t *testing.T) DiffRequest {
+func (e *fakeEditor) waitOpened(t testing.TB) DiffRequest {
 	t.Helper()
 	select {
 	case req := <-e.opened:
@@ -135,7 +135,7 @@ func (e *fakeEditor) waitOpened(t *testing.T) DiffRequest {
 }
 
 // waitClosed waits for the editor to be asked to close a diff.
-func (e *fakeEditor) waitClosed(t *testing.T) closeCall {
+func (e *fakeEditor) waitClosed(t testing.TB) closeCall {
 	t.Helper()
 	select {
 	case c := <-e.closed:
@@ -164,7 +164,7 @@ func (r *fakeRecorder) RecordAccepted(conv, path string, before []byte, existed 
 	return nil
 }
 
-func (r *fakeRecorder) waitCall(t *testing.T) recordCall {
+func (r *fakeRecorder) waitCall(t testing.TB) recordCall {
 	t.Helper()
 	select {
 	case c := <-r.calls:
@@ -203,7 +203,7 @@ func (l *logSink) all() string {
 }
 
 // waitFor waits for a log line containing substr.
-func (l *logSink) waitFor(t *testing.T, substr string) {
+func (l *logSink) waitFor(t testing.TB, substr string) {
 	t.Helper()
 	deadline := time.After(waitLimit)
 	for !strings.Contains(l.all(), substr) {
@@ -225,7 +225,7 @@ type testServer struct {
 
 // startServer starts a server with a fake editor and its lock file in a temp dir.
 // options may adjust the Options before NewServer, knobs the timing knobs before Start.
-func startServer(t *testing.T, options func(*Options), knobs func(*Server)) *testServer {
+func startServer(t testing.TB, options func(*Options), knobs func(*Server)) *testServer {
 	t.Helper()
 	editor := newFakeEditor()
 	logs := newLogSink()
@@ -271,11 +271,11 @@ type testRPCError struct {
 
 // testClient speaks to the server the way the claude CLI does.
 type testClient struct {
-	t      *testing.T
-	conn   *websocket.Conn
-	nextID atomic.Int64
-	notes  chan rpcMessage
-	ended  chan struct{} // closed when the read loop ends; readErr is then set
+	t       testing.TB
+	conn    *websocket.Conn
+	nextID  atomic.Int64
+	notes   chan rpcMessage
+	ended   chan struct{} // closed when the read loop ends; readErr is then set
 	readErr error
 
 	mu         sync.Mutex
@@ -299,7 +299,7 @@ func authHeaders(token string) http.Header {
 }
 
 // connect opens a client with the right token and starts reading.
-func connect(t *testing.T, s *testServer) *testClient {
+func connect(t testing.TB, s *testServer) *testClient {
 	t.Helper()
 	conn, _, err := dialServer(s.Port(), authHeaders(s.Token()))
 	if err != nil {
@@ -327,7 +327,7 @@ func connect(t *testing.T, s *testServer) *testClient {
 }
 
 // connectReady connects and performs the CLI's opening exchange.
-func connectReady(t *testing.T, s *testServer) *testClient {
+func connectReady(t testing.TB, s *testServer) *testClient {
 	t.Helper()
 	c := connect(t, s)
 	c.handshake(4242)
@@ -512,7 +512,7 @@ func diffArgs(path, contents, tab string) map[string]any {
 }
 
 // wantTexts fails unless got equals want item by item.
-func wantTexts(t *testing.T, got []string, want ...string) {
+func wantTexts(t testing.TB, got []string, want ...string) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d text items %q, want %q", len(got), got, want)
@@ -525,7 +525,7 @@ func wantTexts(t *testing.T, got []string, want ...string) {
 }
 
 // wantError fails unless m is a JSON-RPC error with this code (and data, if given).
-func wantError(t *testing.T, m rpcMessage, code int, data string) {
+func wantError(t testing.TB, m rpcMessage, code int, data string) {
 	t.Helper()
 	if m.Error == nil {
 		t.Fatalf("got result %s, want JSON-RPC error %d", m.Result, code)
