@@ -22,6 +22,8 @@ test: $(BIN)
 	$(GO) vet ./...
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(command -v nvim):$$(scripts/nvim-0.10)" \
 		$(GO) test -race -count=1 -timeout 30m ./...
+	@# A 50 MB frame takes minutes under -race (JSON decoding); without it, seconds.
+	$(GO) test -count=1 -run 'FiftyMegabyte' ./bridge/ide/
 	$(MAKE) fuzz
 
 fuzz:

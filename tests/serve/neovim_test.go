@@ -1,0 +1,108 @@
+package serve
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+)
+
+// nvims lists the Neovim binaries to test with: $MCPDIFF_NVIMS (colon-separated), or
+// the ones found in the usual places.
+func nvims(t *testing.T) []string {
+	var out []string
+	list := os.Getenv("MCPDIFF_NVIMS")
+	if list == "" {
+		list = "/usr/bin/nvim:" + filepath.Join(os.Getenv("HOME"), ".cache/nvim-0.10/bin/nvim")
+	}
+	for _, p := range strings.Split(list, ":") {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no Neovim found (set MCPDIFF_NVIMS)")
+	}
+	return out
+}
+
+// With Neovim reachable ($NVIM / --nvim), a file with unsaved changes in it is never
+// overwritten, and clean buffers of changed files are reloaded.
+func TestServeRespectsNeovimBuffers(t *testing.T) {
+	for _, bin := range nvims(t) {
+		t.Run(nvimVersion(t, bin), func(t *testing.T) {
+			dir := realDir(t, t.TempDir())
+			file := filepath.Join(dir, "a.txt")
+			os.WriteFile(file, []byte("one\ntwo\n"), 0o644)
+			sock := filepath.Join(t.TempDir(), "nvim.sock")
+			cmd := exec.Command(bin, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", sock, file)
+			cmd.Dir = dir
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			v := dialWithin(t, sock, 10*time.Second)
+			defer v.Close()
+
+			s := startWith(t, dir, options{args: []string{"--root", dir}, env: []string{"NVIM=" + sock}})
+			buf, _ := v.CurrentBuffer()
+			if err := v.SetBufferLines(buf, 0, 1, true, [][]byte{[]byte("ONE (unsaved)")}); err != nil {
+				t.Fatal(err)
+			}
+			s.fails("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"}, "unsaved changes")
+			s.expect("a.txt", "one\ntwo\n")
+
+			if err := v.Command("edit!"); err != nil { // the user discards their change
+				t.Fatal(err)
+			}
+			s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"})
+			s.expect("a.txt", "one\nTWO\n")
+			lines, err := v.BufferLines(buf, 0, -1, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(joinLines(lines)); got != "one\nTWO\n" {
+				t.Fatalf("buffer not reloaded: %q", got)
+			}
+		})
+	}
+}
+
+// nvimVersion is "v0.7.2" for a Neovim binary.
+func nvimVersion(t *testing.T, bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	return strings.TrimPrefix(strings.SplitN(string(out), "\n", 2)[0], "NVIM ")
+}
+
+func dialWithin(t *testing.T, sock string, d time.Duration) *nvimrpc.Nvim {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		v, err := nvimrpc.Dial(sock, nvimrpc.DialLogf(func(string, ...any) {}))
+		if err == nil {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Neovim never listened on %s: %v", sock, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the socket to appear, bounded by the deadline
+	}
+}
+
+func joinLines(lines [][]byte) []byte {
+	var out []byte
+	for _, l := range lines {
+		out = append(append(out, l...), '\n')
+	}
+	return out
+}
