@@ -239,21 +239,11 @@ func (s *session) entries() []map[string]any {
 	return list
 }
 
-// cli runs the mcpdiff CLI in dir and returns stdout+stderr and the exit code.
+// cli runs the mcpdiff CLI in dir and returns stdout then stderr, and the exit code.
 func cli(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), code
+	out, errOut, code := cliSplit(t, dir, args...)
+	return out + errOut, code
 }
 
 // convOf extracts the conversation id a first call returned.
