@@ -37,7 +37,7 @@ fuzz:
 
 bench: $(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
-		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/...
+		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/ ./udiff/
 
 clean:
 	rm -rf bin

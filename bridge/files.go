@@ -1,11 +1,11 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 
@@ -22,6 +22,7 @@ type target struct {
 	file    workspace.File
 	content []byte
 	exists  bool
+	info    fs.FileInfo // of the file read: its identity, to notice a later change
 }
 
 // fileChange is one change a tool computed.
@@ -162,10 +163,10 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 			return nil, errorf("%s is the workspace root folder itself; the file tools work on files inside it and never move or delete the root", f.Abs)
 		}
 		t := &target{file: f}
-		content, _, err := f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
+		content, info, err := f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
 		switch {
 		case err == nil:
-			t.content, t.exists = content, true
+			t.content, t.exists, t.info = content, true, info
 			if !o.binaryOK {
 				if err := edit.CheckText(content); err != nil {
 					return nil, errorf("%s: %v", f.Abs, err)
@@ -225,7 +226,7 @@ func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileCh
 }
 
 func (c fileChange) record() history.Change {
-	h := history.Change{Op: c.op, Path: c.t.file.Abs, Before: c.t.content, BeforeExists: c.t.exists, After: c.after}
+	h := history.Change{Op: c.op, Path: c.t.file.Abs, Before: c.t.content, BeforeExists: c.t.exists, BeforeInfo: c.t.info, After: c.after}
 	if c.op == history.Move {
 		h.Path, h.From = c.dest.Abs, c.t.file.Abs
 	}
@@ -270,14 +271,20 @@ func (s *Server) apply(changes []fileChange) error {
 // mid-write leaves no temp file among the user's files (the store sweeps it).
 var historyTempDir = history.Dir + "/tmp"
 
-// unchanged checks that t's file still holds what was read.
+// unchanged checks that t's file is still the one that was read: same inode, size
+// and modification time. Writers that go through mcpdiff replace files by rename (a
+// new inode) while holding the history lock; anything writing in place changes the
+// modification time. Comparing identities saves reading the file a second time.
 func (s *Server) unchanged(t *target) error {
-	content, _, err := t.file.Root.ReadFile(t.file.Rel, s.cfg.MaxFileSize)
+	info, err := t.file.Root.Stat(t.file.Rel)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if exists != t.exists || !bytes.Equal(content, t.content) {
+	if exists != t.exists {
+		return errChangedMeanwhile
+	}
+	if exists && (!os.SameFile(info, t.info) || info.Size() != t.info.Size() || !info.ModTime().Equal(t.info.ModTime())) {
 		return errChangedMeanwhile
 	}
 	return nil

@@ -394,12 +394,11 @@ func (s *Store) addMarker(f *fileChange) error {
 	if _, err := appendLine(filepath.Join(s.dir, "rebuilds.log"), m); err != nil {
 		return err
 	}
+	hs := []head{{Path: m.FilePath, Seq: seq, Exists: f.S.exists, Hash: deref(m.HashAfter)}}
 	if m.FromPath != m.FilePath {
-		if err := s.writeHead(head{Path: m.FromPath, Seq: seq}); err != nil {
-			return err
-		}
+		hs = append(hs, head{Path: m.FromPath, Seq: seq})
 	}
-	return s.writeHead(head{Path: m.FilePath, Seq: seq, Exists: f.S.exists, Hash: deref(m.HashAfter)})
+	return s.heads.put(hs...)
 }
 
 // relPath is path relative to the workspace, refusing anything outside it.

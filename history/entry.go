@@ -59,6 +59,33 @@ type Entry struct {
 	HashBefore     *string   `json:"hash_before"`
 	HashAfter      *string   `json:"hash_after"`
 	Source         string    `json:"source"`
+
+	raw string // the log line this entry was read from
+}
+
+// WriteJSON writes entries as one JSON array. An entry read from a log is written as
+// its log line, byte for byte (extra fields included): that is its JSON already, and
+// re-encoding thousands of entries would be most of the time of `status --json`.
+func WriteJSON(w io.Writer, entries []*Entry) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[")
+	for i, e := range entries {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n  ")
+		if e.raw != "" {
+			bw.WriteString(e.raw)
+			continue
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
 }
 
 // from is the path the change starts from: the source of a move, else the file.
@@ -89,7 +116,7 @@ type Marker struct {
 // logLine is one raw line of a conversation log; Entry is nil when the line could not
 // be parsed (it is kept verbatim when the log is rewritten: nothing is ever dropped).
 type logLine struct {
-	raw   []byte
+	raw   string
 	entry *Entry
 }
 
@@ -137,24 +164,26 @@ func (s *Store) load() (*snapshot, error) {
 // readLog reads a conversation log. A final line without "\n" is a torn append and
 // is ignored (it is repaired by the next append).
 func readLog(path string) ([]logLine, error) {
-	data, err := os.ReadFile(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	data := string(b) // entries are decoded as slices of this one string
 	var out []logLine
 	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
+		i := strings.IndexByte(data, '\n')
 		if i < 0 {
 			break
 		}
 		raw := data[:i]
 		data = data[i+1:]
-		if len(bytes.TrimSpace(raw)) == 0 {
+		if len(strings.TrimSpace(raw)) == 0 {
 			continue
 		}
 		l := logLine{raw: raw}
 		var e Entry
-		if json.Unmarshal(raw, &e) == nil && e.EditID != "" && e.FilePath != "" {
+		if decodeEntry(raw, &e) == nil && e.EditID != "" && e.FilePath != "" {
+			e.raw = raw
 			l.entry = &e
 		}
 		out = append(out, l)
@@ -196,11 +225,15 @@ func readMarkers(path string) ([]*Marker, []string, error) {
 // torn line a killed writer may have left. It returns the file's previous size so a
 // failed commit can truncate back to it. Called with the lock held.
 func appendLine(path string, v any) (prevSize int64, err error) {
-	line, err := json.Marshal(v)
+	line, err := jsonLine(v)
 	if err != nil {
 		return 0, err
 	}
-	line = append(line, '\n')
+	return appendRaw(path, line)
+}
+
+// appendRaw appends complete lines to path in a single write (see appendLine).
+func appendRaw(path string, line []byte) (prevSize int64, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("open %s: %w", path, err)
@@ -289,15 +322,15 @@ func (s *Store) rewriteLog(conv string, status map[string]Status) error {
 	for _, l := range lines {
 		if l.entry != nil {
 			if st, ok := status[l.entry.EditID]; ok && st != l.entry.Status {
-				l.entry.Status = st
+				l.entry.Status, l.entry.raw = st, ""
 				raw, err := json.Marshal(l.entry)
 				if err != nil {
 					return err
 				}
-				l.raw = raw
+				l.raw = string(raw)
 			}
 		}
-		buf.Write(l.raw)
+		buf.WriteString(l.raw)
 		buf.WriteByte('\n')
 	}
 	return writeFileAtomic(s.dir, filepath.Join("logs", conv+".log"), buf.Bytes(), 0o600)

@@ -120,14 +120,18 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 	if err := s.dropMarkers(all, candidate); err != nil {
 		return nil, nil, err
 	}
+	forget := map[string]bool{}
 	for _, l := range all {
 		if lineageDroppable(l, candidate) {
 			for _, st := range l.steps {
-				_ = os.Remove(s.headPath(st.from()))
-				_ = os.Remove(s.headPath(st.to()))
+				forget[st.from()], forget[st.to()] = true, true
 			}
 		}
 	}
+	if err := s.heads.forgetAll(s.dir, forget); err != nil {
+		return nil, nil, err
+	}
+	*s.known = *newKnownFiles()
 	for _, conv := range dropped {
 		for _, p := range []string{
 			filepath.Join(s.dir, "logs", conv+".log"),

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/udiff"
@@ -19,13 +19,96 @@ import (
 // Change is one file change to record.
 type Change struct {
 	Op           Operation
-	Path         string // absolute; the destination of a move
-	From         string // absolute source of a move
-	Before       []byte // content before the change (of From for a move)
-	BeforeExists bool   // false for a create
-	After        []byte // content after; unused for delete and move
+	Path         string      // absolute; the destination of a move
+	From         string      // absolute source of a move
+	Before       []byte      // content before the change (of From for a move)
+	BeforeExists bool        // false for a create
+	BeforeInfo   fs.FileInfo // optional: the stat of the file Before was read from
+	After        []byte      // content after; unused for delete and move
 
-	beforeHash string // computed once per Record
+	// Computed by prepare, before the lock is taken.
+	beforeHash, afterHash string
+	diff                  string
+}
+
+// bigFile is the size from which hashing is worth avoiding or spreading over cores.
+const bigFile = 1 << 20
+
+// knownHash fills in the hash of a change's Before that prepare left out: the head's,
+// when the file is still the one mcpdiff last wrote, else computed. Under the lock.
+func (s *Store) knownHash(ch *Change) error {
+	if !ch.BeforeExists || ch.beforeHash != "" {
+		return nil
+	}
+	from := ch.Path
+	if ch.Op == Move {
+		from = ch.From
+	}
+	h, err := s.heads.get(from)
+	if err != nil {
+		return err
+	}
+	if h != nil && h.knows(ch.BeforeInfo) {
+		ch.beforeHash = h.Hash
+	} else {
+		ch.beforeHash = hashBytes(ch.Before)
+	}
+	return nil
+}
+
+// rememberIdentity records in the heads the identity big files have after Apply
+// wrote them, so the next change of them need not hash their content again.
+func (s *Store) rememberIdentity(entries []*Entry, changes []Change) {
+	var hs []head
+	for i, ch := range changes {
+		if len(ch.After) < bigFile || ch.Op == Delete || ch.Op == Move {
+			continue
+		}
+		rel, err := s.relPath(ch.Path)
+		if err != nil {
+			continue
+		}
+		fi, err := s.workspace.Stat(rel)
+		if err != nil {
+			continue
+		}
+		if ino, size, mtime, ok := identity(fi); ok {
+			hs = append(hs, head{Path: ch.Path, Seq: entries[i].Seq, Exists: true, Hash: ch.afterHash, Ino: ino, Size: size, Mtime: mtime})
+		}
+	}
+	if len(hs) > 0 {
+		_ = s.heads.put(hs...) // only an optimisation: without it, the next change hashes
+	}
+}
+
+// prepare computes the hashes and the diff of a change. They depend on the
+// change alone, so they are done before taking the lock, the two hashes in parallel
+// with the diff (an 11 MB file takes tens of milliseconds to hash).
+func (s *Store) prepare(ch *Change) {
+	var wg sync.WaitGroup
+	run := func(f func()) {
+		if len(ch.Before)+len(ch.After) < bigFile {
+			f() // a goroutine costs more than hashing a small file
+		} else {
+			wg.Go(f)
+		}
+	}
+	// A big file mcpdiff wrote itself is not hashed again: its head knows the hash
+	// while the file keeps the identity it had after that write (see knownHash).
+	if ch.BeforeExists && (ch.BeforeInfo == nil || len(ch.Before) < bigFile) {
+		run(func() { ch.beforeHash = hashBytes(ch.Before) })
+	}
+	if ch.Op != Delete && ch.Op != Move {
+		run(func() { ch.afterHash = hashBytes(ch.After) })
+	}
+	if ch.Op != Move {
+		from, after := ch.Path, ch.After
+		if ch.Op == Delete {
+			after = nil
+		}
+		ch.diff = udiff.Unified(s.relName(from, ch.BeforeExists), s.relName(ch.Path, ch.Op != Delete), ch.Before, after, 3)
+	}
+	wg.Wait()
 }
 
 // Commit is one tool call's changes.
@@ -44,15 +127,6 @@ type Commit struct {
 	Apply func() error
 }
 
-// head is the last recorded state of one path (heads/<key>.json). A file whose bytes
-// differ from its head was changed outside mcpdiff.
-type head struct {
-	Path   string `json:"path"`
-	Seq    int64  `json:"seq"`
-	Exists bool   `json:"exists"`
-	Hash   string `json:"hash,omitempty"`
-}
-
 // Record logs c and applies it, under the store's lock. A change made outside
 // mcpdiff since a file's last recorded state is recorded first, as an accepted entry
 // of its own ("external"), so rejecting an older edit later keeps it.
@@ -64,9 +138,7 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 		return nil, nil
 	}
 	for i := range c.Changes {
-		if c.Changes[i].BeforeExists {
-			c.Changes[i].beforeHash = hashBytes(c.Changes[i].Before)
-		}
+		s.prepare(&c.Changes[i])
 	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
@@ -76,6 +148,11 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 
 	if c.Check != nil {
 		if err := c.Check(); err != nil {
+			return nil, err
+		}
+	}
+	for i := range c.Changes {
+		if err := s.knownHash(&c.Changes[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -90,6 +167,9 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 	if err != nil {
 		tx.rollback()
 		return nil, err
+	}
+	if c.Apply != nil {
+		s.rememberIdentity(entries, c.Changes)
 	}
 	return entries, nil
 }
@@ -106,13 +186,9 @@ type transaction struct {
 func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 	s := t.store
 	logPath := filepath.Join(s.dir, "logs", c.Conversation+".log")
-	last, err := lastEntry(logPath)
+	index, err := s.nextIndex(c.Conversation, logPath)
 	if err != nil {
 		return nil, err
-	}
-	index := 0
-	if last != nil {
-		index = last.ToolCallIndex + 1
 	}
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	var entries []*Entry
@@ -124,10 +200,12 @@ func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 		}
 		entries = append(entries, e)
 	}
-	if err := t.appendEntries(logPath, entries); err != nil {
+	size, err := t.appendEntries(logPath, entries)
+	if err != nil {
 		t.rollback()
 		return nil, err
 	}
+	s.known.lastIndex[c.Conversation], s.known.logSize[c.Conversation] = index, size
 	for i, ch := range c.Changes {
 		if err := t.moveHeads(ch, entries[i]); err != nil {
 			t.rollback()
@@ -135,6 +213,34 @@ func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 		}
 	}
 	return entries, nil
+}
+
+// nextIndex is the tool_call_index of a conversation's next call: one more than the
+// last one in its log, remembered while the log keeps the size this process left it.
+func (s *Store) nextIndex(conv, logPath string) (int, error) {
+	fi, err := os.Stat(logPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	if size, ok := s.known.logSize[conv]; ok && err == nil && size == fi.Size() {
+		return s.known.lastIndex[conv] + 1, nil
+	}
+	// Someone else wrote to this conversation, or cleaned it up: forget what this
+	// process believed about its checkpoints.
+	prefix := "checkpoints/" + conv + "/"
+	for k := range s.known.touched {
+		if strings.HasPrefix(k, prefix) {
+			delete(s.known.touched, k)
+		}
+	}
+	if err != nil {
+		return 0, nil
+	}
+	last, err := lastEntry(logPath)
+	if err != nil || last == nil {
+		return 0, err
+	}
+	return last.ToolCallIndex + 1, nil
 }
 
 // entry builds the log entry of one change and writes its checkpoint and diff.
@@ -158,9 +264,6 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 		e.SourcePath = strPtr(ch.From)
 	}
 	if ch.BeforeExists {
-		if ch.beforeHash == "" {
-			ch.beforeHash = hashBytes(ch.Before)
-		}
 		e.HashBefore = strPtr(ch.beforeHash)
 	}
 	switch ch.Op {
@@ -168,7 +271,7 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 	case Move:
 		e.HashAfter = e.HashBefore
 	default:
-		e.HashAfter = strPtr(hashBytes(ch.After))
+		e.HashAfter = strPtr(ch.afterHash)
 	}
 	if e.CheckpointFile, err = t.checkpoint(c.Conversation, from, ch.Before, ch.BeforeExists); err != nil {
 		return nil, err
@@ -179,13 +282,8 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 		}
 	}
 	if ch.Op != Move {
-		after := ch.After
-		if ch.Op == Delete {
-			after = nil
-		}
-		diff := udiff.Unified(s.relName(from, ch.BeforeExists), s.relName(ch.Path, ch.Op != Delete), ch.Before, after, 3)
 		rel := filepath.ToSlash(filepath.Join("diffs", c.Conversation, e.EditID+".diff"))
-		if err := t.writeNew(rel, []byte(diff)); err != nil {
+		if err := t.writeNew(rel, []byte(ch.diff)); err != nil {
 			return nil, err
 		}
 		e.DiffFile = strPtr(rel)
@@ -204,7 +302,7 @@ func (s *Store) relName(path string, exists bool) string {
 
 // rel is path relative to the workspace, slash-separated.
 func (s *Store) rel(path string) string {
-	if r, err := filepath.Rel(s.workspace.Path(), path); err == nil && !strings.HasPrefix(r, "..") {
+	if r, ok := strings.CutPrefix(path, s.workspace.Path()+string(filepath.Separator)); ok {
 		return filepath.ToSlash(r)
 	}
 	return path
@@ -215,11 +313,17 @@ func (s *Store) rel(path string) string {
 // that did not exist gets an empty ".none" marker so it is not checkpointed later.
 func (t *transaction) checkpoint(conv, path string, content []byte, exists bool) (*string, error) {
 	base := filepath.ToSlash(filepath.Join("checkpoints", conv, pathKey(path)[:16]+"-"+safeName(filepath.Base(path))))
+	known := t.store.known.touched
+	if known[base] {
+		return nil, nil
+	}
 	for _, ext := range []string{".chkpt", ".none"} {
 		if _, err := os.Stat(filepath.Join(t.store.dir, filepath.FromSlash(base+ext))); err == nil {
+			known[base] = true
 			return nil, nil
 		}
 	}
+	known[base] = true // forgotten again if the transaction rolls back
 	if !exists {
 		return nil, t.writeNew(base+".none", nil)
 	}
@@ -230,27 +334,33 @@ func (t *transaction) checkpoint(conv, path string, content []byte, exists bool)
 }
 
 func (t *transaction) writeNew(rel string, data []byte) error {
-	if err := writeNewFile(t.store.dir, rel, data); err != nil {
+	if err := t.store.writeNewFile(rel, data); err != nil {
 		return err
 	}
 	t.newFiles = append(t.newFiles, rel)
 	return nil
 }
 
-func (t *transaction) appendEntries(logPath string, entries []*Entry) error {
+// appendEntries appends a commit's entries to the conversation log in one write and
+// returns the log's size after it.
+func (t *transaction) appendEntries(logPath string, entries []*Entry) (int64, error) {
 	if t.logs == nil {
 		t.logs = map[string]int64{}
 	}
-	for i, e := range entries {
-		size, err := appendLine(logPath, e)
+	var lines []byte
+	for _, e := range entries {
+		line, err := jsonLine(e)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if i == 0 {
-			t.logs[logPath] = size
-		}
+		lines = append(lines, line...)
 	}
-	return nil
+	size, err := appendRaw(logPath, lines)
+	if err != nil {
+		return 0, err
+	}
+	t.logs[logPath] = size
+	return size + int64(len(lines)), nil
 }
 
 // moveHeads records the state each touched path is in after the change.
@@ -273,13 +383,13 @@ func (t *transaction) setHead(h head) error {
 		t.heads = map[string]*head{}
 	}
 	if _, saved := t.heads[h.Path]; !saved {
-		old, err := t.store.readHead(h.Path)
+		old, err := t.store.heads.get(h.Path)
 		if err != nil {
 			return err
 		}
 		t.heads[h.Path] = old
 	}
-	return t.store.writeHead(h)
+	return t.store.heads.put(h)
 }
 
 // rollback undoes what the transaction wrote, newest first. Best effort: it runs
@@ -288,9 +398,9 @@ func (t *transaction) rollback() {
 	s := t.store
 	for path, h := range t.heads {
 		if h == nil {
-			_ = os.Remove(s.headPath(path))
+			_ = s.heads.put(head{Path: path, Forget: true})
 		} else {
-			_ = s.writeHead(*h)
+			_ = s.heads.put(*h)
 		}
 	}
 	for path, size := range t.logs {
@@ -303,32 +413,8 @@ func (t *transaction) rollback() {
 	for i := len(t.newFiles) - 1; i >= 0; i-- {
 		_ = os.Remove(filepath.Join(s.dir, filepath.FromSlash(t.newFiles[i])))
 	}
+	*s.known = *newKnownFiles() // some of what it held was undone
 	t.heads, t.logs, t.newFiles = nil, nil, nil
-}
-
-func (s *Store) headPath(path string) string {
-	return filepath.Join(s.dir, "heads", pathKey(path)[:32]+".json")
-}
-
-// readHead returns the recorded state of path, or nil if it was never recorded.
-func (s *Store) readHead(path string) (*head, error) {
-	b, err := os.ReadFile(s.headPath(path))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var h head
-	if err := json.Unmarshal(b, &h); err != nil || h.Path != path {
-		return nil, nil // unreadable or a hash-prefix clash: treat as unknown
-	}
-	return &h, nil
-}
-
-func (s *Store) writeHead(h head) error {
-	b, _ := json.Marshal(h)
-	return writeFileAtomic(s.dir, filepath.Join("heads", pathKey(h.Path)[:32]+".json"), b, 0o600)
 }
 
 // recordOutsideChanges compares every path the changes start from (and the
@@ -349,7 +435,7 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 			states = []state{{ch.From, ch.BeforeExists, ch.Before, ch.beforeHash}, {ch.Path, false, nil, ""}}
 		}
 		for _, st := range states {
-			h, err := s.readHead(st.path)
+			h, err := s.heads.get(st.path)
 			if err != nil {
 				return err
 			}
@@ -416,6 +502,7 @@ func (s *Store) logOutsideChange(path string, recorded fileState, exists bool, c
 	default:
 		ch.Op = Edit
 	}
+	s.prepare(&ch)
 	c := Commit{Conversation: newPrefixedID("ext"), Tool: "external", Source: SourceExternal, Changes: []Change{ch}}
 	tx := &transaction{store: s}
 	_, err := tx.logCommit(c)

@@ -58,6 +58,28 @@ type Store struct {
 	mu        *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
 	maxFile   int64           // size limit when reading workspace files
 	sweepOnce sync.Once       // temp files of killed writers are removed on the first lock
+	heads     *heads
+	known     *knownFiles // what this process learnt about the store's files
+}
+
+// knownFiles remembers facts about the store's own files that only ever become true
+// while the store exists, so each record does not have to ask the file system again.
+// Only used with the lock held.
+type knownFiles struct {
+	dirs      map[string]bool  // folders that exist
+	touched   map[string]bool  // conversation + path pairs that have a checkpoint
+	lastIndex map[string]int   // conversation → last tool_call_index...
+	logSize   map[string]int64 // ...valid while its log still has this size
+}
+
+func newKnownFiles() *knownFiles {
+	return &knownFiles{dirs: map[string]bool{}, touched: map[string]bool{}, lastIndex: map[string]int{}, logSize: map[string]int64{}}
+}
+
+// store is shared per directory within a process, so caches stay right.
+func newStore(dir string, root *workspace.Root) *Store {
+	mu, _ := processLocks.LoadOrStore(dir, &sync.Mutex{})
+	return &Store{dir: dir, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(dir), known: newKnownFiles()}
 }
 
 // processLocks gives every store directory one mutex per process, so goroutines
@@ -80,9 +102,7 @@ func Open(root *workspace.Root) (*Store, error) {
 			return nil, err
 		}
 	}
-	mu, _ := processLocks.LoadOrStore(dir, &sync.Mutex{})
-	s := &Store{dir: dir, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20}
-	return s, nil
+	return newStore(dir, root), nil
 }
 
 // OpenExisting opens the store of root only if it already exists (the CLI never
@@ -95,8 +115,7 @@ func OpenExisting(root *workspace.Root) (*Store, error) {
 	if err := checkFormat(dir); err != nil {
 		return nil, err
 	}
-	mu, _ := processLocks.LoadOrStore(dir, &sync.Mutex{})
-	return &Store{dir: dir, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20}, nil
+	return newStore(dir, root), nil
 }
 
 // Find walks up from dir to the nearest folder holding .mcp/edit_history, the way git
@@ -164,6 +183,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	}
 	s.sweepOnce.Do(s.sweepTemp)
 	return func() {
+		s.heads.release()
 		_ = fl.Unlock()
 		s.mu.Unlock()
 	}, nil
@@ -198,7 +218,7 @@ func (s *Store) nextSeq(paths ...string) (int64, error) {
 		if p == "" {
 			continue
 		}
-		h, err := s.readHead(p)
+		h, err := s.heads.get(p)
 		if err != nil {
 			return 0, err
 		}
@@ -221,12 +241,20 @@ func (s *Store) nextSeq(paths ...string) (int64, error) {
 // writeNewFile writes a file that must not exist yet (a diff or a checkpoint, named
 // by a fresh id). No rename is needed: a log line refers to it only after it is
 // complete, so a writer killed halfway leaves an unreferenced file, never a torn one.
-func writeNewFile(dir, name string, data []byte) error {
-	path := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
+func (s *Store) writeNewFile(name string, data []byte) error {
+	path := filepath.Join(s.dir, filepath.FromSlash(name))
+	if folder := filepath.Dir(path); !s.known.dirs[folder] {
+		if err := os.MkdirAll(folder, 0o700); err != nil {
+			return err
+		}
+		s.known.dirs[folder] = true
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrNotExist) { // its folder was removed by a cleanup elsewhere
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -247,7 +275,7 @@ func writeFileAtomic(dir, name string, data []byte, perm fs.FileMode) error {
 	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(tmpDir, "w-*")
+	f, err := os.CreateTemp(tmpDir, "w-*") // created 0600
 	if err != nil {
 		return err
 	}
@@ -256,7 +284,7 @@ func writeFileAtomic(dir, name string, data []byte, perm fs.FileMode) error {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
-	if werr == nil {
+	if werr == nil && perm != 0o600 {
 		werr = os.Chmod(tmp, perm)
 	}
 	if werr == nil {

@@ -268,12 +268,14 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 	}
 	dir := filepath.Dir(rel)
 	if o.TempDir != "" {
-		if err := r.dir.MkdirAll(o.TempDir, 0o700); err != nil {
-			return "", osError(op, rel, r, err)
-		}
 		dir = o.TempDir
 	}
 	f, tmp, err := r.createTemp(dir, createMode)
+	if o.TempDir != "" && errors.Is(err, fs.ErrNotExist) { // made on first use only
+		if err = r.dir.MkdirAll(o.TempDir, 0o700); err == nil {
+			f, tmp, err = r.createTemp(dir, createMode)
+		}
+	}
 	if err != nil {
 		return "", osError(op, rel, r, err)
 	}

@@ -70,6 +70,15 @@ func (r *Root) Lstat(rel string) (fs.FileInfo, error) {
 	return info, nil
 }
 
+// Stat describes rel, following symlinks (within the root), as ReadFile does.
+func (r *Root) Stat(rel string) (fs.FileInfo, error) {
+	info, err := r.dir.Stat(rel)
+	if err != nil {
+		return nil, osError("stat", rel, r, err)
+	}
+	return info, nil
+}
+
 // spellings are the absolute paths by which clients may name the root: the real
 // path first, then the given alias when it differs.
 func (r *Root) spellings() []string {

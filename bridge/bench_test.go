@@ -1,0 +1,172 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// BenchmarkRecordingOverhead is what the edit history costs per edit: the same
+// one-line edit_file call, timed on a server that records it and on one that only
+// applies it (noHistory), in one conversation as an agent makes them. The two are
+// called in turn, so a busy machine slows both alike. Reported: the median of each
+// (history-ns/op, plain-ns/op) and their ratio (overhead-x; goal under 1.3).
+func BenchmarkRecordingOverhead(b *testing.B) {
+	for _, size := range []struct {
+		name string
+		reps int
+		file func() (head, tail string)
+	}{
+		{"1000-lines", 50, func() (string, string) { return benchCode(500), benchCode(499) }},
+		{"1MB", 20, func() (string, string) { return benchCodeBytes(1<<19, 0), benchCodeBytes(1<<19, 1<<20) }},
+	} {
+		b.Run(size.name, func(b *testing.B) {
+			head, tail := size.file()
+			content := func(k int) string { return head + benchTarget(k) + "\n" + tail }
+			recorded := newBenchEditor(b, false, content(0))
+			plain := newBenchEditor(b, true, content(0))
+			var withHistory, without []time.Duration
+			for k := 1; k <= 1+size.reps*b.N; k++ {
+				h := recorded.edit(b, benchTarget(k-1), benchTarget(k), content(k))
+				p := plain.edit(b, benchTarget(k-1), benchTarget(k), content(k))
+				if k > 1 { // the first call opens the conversation (and its checkpoint)
+					withHistory, without = append(withHistory, h), append(without, p)
+				}
+			}
+			hm, pm := medianOf(withHistory), medianOf(without)
+			b.ReportMetric(float64(hm.Nanoseconds()), "ns/op")
+			b.ReportMetric(float64(hm.Nanoseconds()), "history-ns/op")
+			b.ReportMetric(float64(pm.Nanoseconds()), "plain-ns/op")
+			b.ReportMetric(float64(hm)/float64(pm), "overhead-x")
+			b.Logf("recording overhead, one-line edit_file, %s: with history %v, without %v (medians of %d), ratio %.2fx (goal < 1.3x)",
+				size.name, hm, pm, len(withHistory), float64(hm)/float64(pm))
+		})
+	}
+}
+
+// benchEditor is an in-process client of a server rooted in a fresh folder holding
+// one file.
+type benchEditor struct {
+	c    *client.Client
+	path string
+	conv string
+}
+
+func newBenchEditor(b *testing.B, noHistory bool, content string) *benchEditor {
+	b.Helper()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "file.go")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(Config{Roots: []string{dir}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.noHistory = noHistory
+	c, err := client.NewInProcessClient(srv.MCP())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return &benchEditor{c: c, path: path}
+}
+
+var benchConvLine = regexp.MustCompile(`mcp_conversation_id: (\S+)`)
+
+// edit replaces old with new through edit_file, checks the file now holds want, and
+// returns how long the call took.
+func (e *benchEditor) edit(b *testing.B, old, new, want string) time.Duration {
+	b.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "edit_file"
+	args := map[string]any{"path": e.path, "old_string": old, "new_string": new}
+	if e.conv != "" {
+		args["mcp_conversation_id"] = e.conv
+	}
+	req.Params.Arguments = args
+	start := time.Now()
+	res, err := e.c.CallTool(context.Background(), req)
+	elapsed := time.Since(start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := ""
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			text += t.Text
+		}
+	}
+	if res.IsError {
+		b.Fatalf("edit_file: %s", text)
+	}
+	if m := benchConvLine.FindStringSubmatch(text); m != nil && e.conv == "" {
+		e.conv = m[1]
+	}
+	got, err := os.ReadFile(e.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !bytes.Equal(got, []byte(want)) {
+		b.Fatalf("the edit did not land: the file does not hold exactly the new line")
+	}
+	return elapsed
+}
+
+func medianOf(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// benchBlock is ordinary Go-like code, numbered so most lines are unique.
+const benchBlock = `func handler%[1]d(ctx context.Context, req *Request) (*Response, error) {
+	value, err := store.Load(ctx, "key-%[1]d")
+	if err != nil {
+		return nil, fmt.Errorf("handler %[1]d: %%w", err)
+	}
+	total += value.Size * %[1]d // keep the running sum
+	return &Response{ID: %[1]d, Value: value}, nil
+}
+
+`
+
+// benchCode returns n lines of code.
+func benchCode(n int) string {
+	lines := strings.SplitAfter(benchCodeBytes(n*len(benchBlock)/8, 0), "\n")
+	return strings.Join(lines[:n], "")
+}
+
+// benchCodeBytes returns whole blocks of code, at least size bytes, numbered from
+// block from on.
+func benchCodeBytes(size, from int) string {
+	var sb strings.Builder
+	for i := from; sb.Len() < size; i++ {
+		fmt.Fprintf(&sb, benchBlock, i)
+	}
+	return sb.String()
+}
+
+// benchTarget is the edited line at version k.
+func benchTarget(k int) string {
+	return fmt.Sprintf("\tbenchTarget := \"version %d\" // the line the benchmark edits", k)
+}

@@ -1,0 +1,72 @@
+package history
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// decodeEntry must give exactly what encoding/json gives, for any input.
+func FuzzDecodeEntry(f *testing.F) {
+	e := Entry{EditID: "3f2a9c1b-aaaa-4bbb-8ccc-000000000000", ConversationID: "conv_1_ab", ToolCallIndex: 3, Seq: 1795326139810,
+		Timestamp: "2026-11-22T05:18:00.123Z", Operation: Edit, FilePath: "/w/a \"b\"\n\u00e9\U0001F600.txt", ToolName: "edit_file",
+		Status: Pending, DiffFile: strPtr("diffs/c/x.diff"), HashBefore: strPtr("ab"), Source: SourceMCP}
+	good, _ := json.Marshal(e)
+	for _, seed := range []string{
+		string(good),
+		`{"edit_id":"x","file_path":"/a","source_path":null,"extra":[1,2],"seq":-5}`,
+		`{"EDIT_ID":"x","file_path":"/a"}`,
+		`{"edit_id":"\ud83d\ude00","file_path":"/a","n":1.5e3,"t":true,"f":false}`,
+		`{"edit_id":"x","file_path":"/a","tool_call_index":1.0}`,
+		`{"edit_id":"bad \x01","file_path":"/a"}`,
+		`{}`, `[]`, `{"edit_id":"x"`, `{"edit_id":"x"} x`, `{"edit_id":"\ud800"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var want, got Entry
+		wantErr := json.Unmarshal(line, &want)
+		gotErr := decodeEntry(string(line), &got)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%q: encoding/json err %v, decodeEntry err %v", line, wantErr, gotErr)
+		}
+		if wantErr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("%q:\n json %+v\n fast %+v", line, want, got)
+		}
+	})
+}
+
+func BenchmarkDecodeEntry(b *testing.B) {
+	e := Entry{EditID: "3f2a9c1b-aaaa-4bbb-8ccc-000000000000", ConversationID: "conv_1795326139810_60915602", ToolCallIndex: 3,
+		Seq: 1795326139810000000, Timestamp: "2026-11-22T05:18:00.123Z", Operation: Edit, FilePath: "/home/user/project/src/main.go",
+		ToolName: "edit_file", Status: Pending, DiffFile: strPtr("diffs/conv_1795326139810_60915602/3f2a9c1b-aaaa-4bbb-8ccc-000000000000.diff"),
+		HashBefore: strPtr("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+		HashAfter:  strPtr("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"), Source: SourceMCP}
+	raw, _ := json.Marshal(e)
+	line := string(raw)
+	for _, name := range []string{"fast", "encoding/json"} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				var got Entry
+				if name == "fast" {
+					decodeEntry(line, &got)
+				} else {
+					json.Unmarshal(raw, &got)
+				}
+			}
+		})
+	}
+}
+
+func TestPlainASCII(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 17; pos++ {
+			b := []byte("abcdefghijklmnopq")
+			b[pos] = byte(c)
+			want := !special[c]
+			if got := plainASCII(string(b)); got != want {
+				t.Fatalf("byte %#x at %d: got %v", c, pos, got)
+			}
+		}
+	}
+}

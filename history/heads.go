@@ -1,0 +1,200 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// head is the last recorded state of one path. A file whose bytes differ from its
+// head was changed outside mcpdiff.
+type head struct {
+	Path   string `json:"path"`
+	Seq    int64  `json:"seq"`
+	Exists bool   `json:"exists"`
+	Hash   string `json:"hash,omitempty"`
+	Forget bool   `json:"forget,omitempty"` // the path is no longer tracked (cleanup, rollback)
+	// The file's identity right after mcpdiff wrote it (big files only): while it
+	// still has this identity, its hash is Hash and need not be computed again.
+	Ino   uint64 `json:"ino,omitempty"`
+	Size  int64  `json:"size,omitempty"`
+	Mtime int64  `json:"mtime,omitempty"`
+}
+
+// identity is what a head remembers of a file's stat.
+func identity(fi fs.FileInfo) (ino uint64, size, mtime int64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	return uint64(st.Ino), fi.Size(), fi.ModTime().UnixNano(), true
+}
+
+// knows reports whether fi is the file as it was when the head was written.
+func (hd *head) knows(fi fs.FileInfo) bool {
+	ino, size, mtime, ok := identity(fi)
+	return ok && hd.Exists && hd.Ino != 0 && hd.Ino == ino && hd.Size == size && hd.Mtime == mtime
+}
+
+// heads is the store's index of heads: the append-only heads.log, of which this
+// process keeps the lines it has read in memory. Every record appends one line
+// instead of rewriting a file per path, and reading a head costs a stat of the log
+// plus whatever other processes appended since. Used with the store's lock held.
+type heads struct {
+	mu     sync.Mutex
+	synced bool // caught up during the current hold of the store's lock
+	path   string
+	offset int64       // bytes of the log parsed so far
+	file   os.FileInfo // the log file read, to notice it was replaced (cleanup)
+	byPath map[string]head
+}
+
+func newHeads(dir string) *heads {
+	return &heads{path: filepath.Join(dir, "heads.log"), byPath: map[string]head{}}
+}
+
+// get returns the head of path, or nil if it was never recorded.
+func (h *heads) get(path string) (*head, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.catchUp(); err != nil {
+		return nil, err
+	}
+	if hd, ok := h.byPath[path]; ok {
+		return &hd, nil
+	}
+	return nil, nil
+}
+
+// put appends heads to the log.
+func (h *heads) put(hs ...head) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.catchUp(); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for _, hd := range hs {
+		line, err := json.Marshal(hd)
+		if err != nil {
+			return err
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	h.offset += int64(n)
+	for _, hd := range hs {
+		h.apply(hd)
+	}
+	return nil
+}
+
+func (h *heads) apply(hd head) {
+	if hd.Forget {
+		delete(h.byPath, hd.Path)
+	} else {
+		h.byPath[hd.Path] = hd
+	}
+}
+
+// release forgets that the index is current: other processes may append once the
+// store's lock is released.
+func (h *heads) release() {
+	h.mu.Lock()
+	h.synced = false
+	h.mu.Unlock()
+}
+
+// catchUp parses what other processes appended since the last read, or the whole
+// log if it was replaced. A torn last line (a writer killed mid-append) is cut off.
+// Once per hold of the store's lock is enough: nobody else writes meanwhile.
+func (h *heads) catchUp() error {
+	if h.synced {
+		return nil
+	}
+	if err := h.readNew(); err != nil {
+		return err
+	}
+	h.synced = true
+	return nil
+}
+
+func (h *heads) readNew() error {
+	fi, err := os.Stat(h.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		h.offset, h.file, h.byPath = 0, nil, map[string]head{}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if h.file == nil || !os.SameFile(fi, h.file) || fi.Size() < h.offset {
+		h.offset, h.byPath = 0, map[string]head{}
+	}
+	h.file = fi
+	if fi.Size() == h.offset {
+		return nil
+	}
+	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data := make([]byte, fi.Size()-h.offset)
+	if _, err := f.ReadAt(data, h.offset); err != nil && err != io.EOF {
+		return err
+	}
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	for _, line := range bytes.Split(data[:complete], []byte("\n")) {
+		var hd head
+		if len(line) > 0 && json.Unmarshal(line, &hd) == nil && hd.Path != "" {
+			h.apply(hd)
+		}
+	}
+	h.offset += int64(complete)
+	if complete < len(data) {
+		return f.Truncate(h.offset) // we hold the lock: the tail is a dead writer's
+	}
+	return nil
+}
+
+// forgetAll drops paths from the index and rewrites the log without them.
+func (h *heads) forgetAll(dir string, paths map[string]bool) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.catchUp(); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for p, hd := range h.byPath {
+		if paths[p] {
+			delete(h.byPath, p)
+			continue
+		}
+		line, _ := json.Marshal(hd)
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if err := writeFileAtomic(dir, "heads.log", buf.Bytes(), 0o600); err != nil {
+		return err
+	}
+	h.file, h.offset, h.synced = nil, 0, false
+	return nil
+}
