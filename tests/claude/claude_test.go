@@ -1,0 +1,532 @@
+// Package claude runs the real Claude Code CLI (npm @anthropic-ai/claude-code 2.1.330)
+// against a real headless Neovim running the plugin from this checkout, with a fake
+// Anthropic Messages API on 127.0.0.1: the CLI finds Neovim through the lock file,
+// proposes an edit, and the test accepts or rejects it in Neovim the way a user does.
+// It follows /work/shared/docs/claude-code-real-client.md.
+//
+// Skipped, saying why, when the CLI or tmux is missing; .ci/run installs both.
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+const waitLimit = 60 * time.Second
+
+var (
+	repoRoot  string
+	binPath   string
+	claudeBin string
+)
+
+func TestMain(m *testing.M) {
+	_, here, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Join(filepath.Dir(here), "..", "..")
+	claudeBin = os.Getenv("MCPDIFF_CLAUDE_BIN")
+	if claudeBin == "" {
+		home, _ := os.UserHomeDir()
+		claudeBin = filepath.Join(home, ".cache/mcpdiff/claude-code/node_modules/.bin/claude")
+	}
+	binPath = os.Getenv("MCPDIFF_BIN")
+	if binPath == "" {
+		dir, err := os.MkdirTemp("", "mcpdiff-claude")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(dir)
+		binPath = filepath.Join(dir, "mcpdiff")
+		build := exec.Command("go", "build", "-o", binPath, "./cmd/mcpdiff")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func requireTools(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(claudeBin); err != nil {
+		t.Skipf("the Claude Code CLI is not installed at %s (npm install @anthropic-ai/claude-code@2.1.330 there, or set MCPDIFF_CLAUDE_BIN; .ci/run does)", claudeBin)
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install tmux; .ci/run does)")
+	}
+}
+
+// nvims lists the Neovims to run on, as the other suites do.
+func nvims() []string {
+	list := os.Getenv("MCPDIFF_NVIMS")
+	if list == "" {
+		home, _ := os.UserHomeDir()
+		list = "/usr/bin/nvim:" + filepath.Join(home, ".cache/nvim-0.10/bin/nvim")
+	}
+	var out []string
+	for _, p := range strings.Split(list, ":") {
+		if _, err := os.Stat(p); p != "" && err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestRealClaudeCodeAcceptAndReject(t *testing.T) {
+	requireTools(t)
+	bins := nvims()
+	if len(bins) == 0 {
+		t.Skip("no Neovim found (set MCPDIFF_NVIMS)")
+	}
+	for _, bin := range bins {
+		v := nvimVersion(bin)
+		t.Run(v+"/accept", func(t *testing.T) { scenario(t, bin, flow{accept: true}) })
+		t.Run(v+"/edit then accept", func(t *testing.T) { scenario(t, bin, flow{accept: true, userEdit: true}) })
+		t.Run(v+"/reject", func(t *testing.T) { scenario(t, bin, flow{}) })
+		t.Run(v+"/new file", func(t *testing.T) { scenario(t, bin, flow{accept: true, newFile: true}) })
+	}
+}
+
+// flow is what the user does with the proposal.
+type flow struct {
+	accept   bool // :w, else :q
+	userEdit bool // change the proposal before accepting
+	newFile  bool // Claude Code proposes a new file (Write) instead of an Edit
+}
+
+func nvimVersion(bin string) string {
+	out, _ := exec.Command(bin, "--version").Output()
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimPrefix(first, "NVIM ")
+}
+
+const (
+	original   = "hello world\nsecond line\n"
+	proposed   = "hello edited\nsecond line\n"
+	userEdited = "hello edited\nsecond line\nadded by the user\n"
+	newContent = "brand new\n"
+)
+
+// scenario: the user asks Claude Code to edit hello.txt (or to create new.txt); the
+// diff opens in Neovim; the user accepts it with :w (or rejects it with :q).
+func scenario(t *testing.T, nvimBin string, f flow) {
+	w := newWorld(t)
+	file := filepath.Join(w.ws, "hello.txt")
+	if err := os.WriteFile(file, []byte(original), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := proposed
+	if f.newFile {
+		file, want = filepath.Join(w.ws, "new.txt"), newContent
+	}
+	api := newFakeAPI(t, file, f.newFile)
+	v, port := w.startNeovim(nvimBin)
+	tm := w.startClaude(api.URL(), port)
+
+	eventually(t, "Claude Code to connect to Neovim", func() bool {
+		var n int
+		v.ExecLua(`return require("mcpdiff.bridge").clients() or 0`, &n)
+		return n > 0
+	}, tm.screen)
+	eventually(t, "Claude Code's prompt", func() bool { return promptReady(tm.screen()) }, tm.screen)
+	tm.typeLine("edit the file")
+
+	var proposal int
+	eventually(t, "the proposed diff to open in Neovim", func() bool {
+		v.ExecLua(`
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  if vim.api.nvim_buf_get_name(b):find("proposed)", 1, true) then return b end
+end
+return 0`, &proposal)
+		return proposal != 0
+	}, tm.screen)
+	var lines []string
+	v.ExecLua(`return vim.api.nvim_buf_get_lines(..., 0, -1, false)`, &lines, proposal)
+	if strings.Join(lines, "\n")+"\n" != want {
+		t.Fatalf("the proposal shows %q", lines)
+	}
+	if f.userEdit {
+		v.ExecLua(`vim.api.nvim_buf_set_lines(..., -1, -1, false, { "added by the user" })`, nil, proposal)
+		want = userEdited
+	}
+
+	// Do what the user does, in the proposal's window.
+	var win int
+	v.ExecLua(`return vim.fn.bufwinid(...)`, &win, proposal)
+	if err := v.SetCurrentWindow(nvimrpc.Window(win)); err != nil {
+		t.Fatal(err)
+	}
+	if f.accept {
+		if err := v.Command("write"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "Claude Code to write the accepted text", func() bool {
+			b, _ := os.ReadFile(file)
+			return string(b) == want
+		}, tm.screen)
+		eventually(t, "the turn to go on after the edit (the model's 'done')", func() bool { return api.answered("done") }, tm.screen)
+		if f.userEdit && !api.received("The user modified your proposed changes") {
+			t.Fatal("Claude Code did not tell the model that the user changed the proposal")
+		}
+		eventually(t, "the accepted diff to be recorded in the edit history", func() bool { return recorded(w.ws) == 1 }, tm.screen)
+		eventually(t, "Neovim's diff view to close", func() bool {
+			var n int
+			v.ExecLua(`local n = 0
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  if vim.api.nvim_buf_get_name(b):find("proposed)", 1, true) then n = n + 1 end
+end
+return n`, &n)
+			return n == 0
+		}, tm.screen)
+		return
+	}
+	if err := v.Command("quit"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Claude Code to report the rejection", func() bool {
+		return strings.Contains(tm.screen(), "Rejected update")
+	}, tm.screen)
+	if b, _ := os.ReadFile(file); string(b) != original {
+		t.Fatalf("a rejected edit changed the file: %q", b)
+	}
+	if api.answered("done") {
+		t.Fatal("the turn went on after a rejection; Claude Code should abort it")
+	}
+	if n := recorded(w.ws); n != 0 {
+		t.Fatalf("a rejected diff was recorded (%d entries)", n)
+	}
+}
+
+// recorded counts the history entries of the workspace (0 without a store).
+func recorded(ws string) int {
+	root, err := workspace.OpenRoot(ws)
+	if err != nil {
+		return 0
+	}
+	defer root.Close()
+	st, err := history.OpenExisting(root)
+	if err != nil {
+		return 0
+	}
+	list, err := st.List(history.Filter{})
+	if err != nil {
+		return 0
+	}
+	return len(list.Entries)
+}
+
+// world is the temporary HOME, Claude config folder and workspace of one scenario.
+type world struct {
+	t                *testing.T
+	home, config, ws string
+}
+
+func newWorld(t *testing.T) *world {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, home: filepath.Join(base, "home"), config: filepath.Join(base, "claude"), ws: filepath.Join(base, "project")}
+	for _, d := range []string{w.home, w.config, w.ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The three keys that let the CLI start unattended (claude-code-real-client.md §3).
+	cfg := map[string]any{
+		"hasCompletedOnboarding":   true,
+		"hasSeenAutoDefaultNotice": true,
+		"hasSeenAutoDefaultNudge":  true,
+		"projects":                 map[string]any{w.ws: map[string]any{"hasTrustDialogAccepted": true}},
+		"customApiKeyResponses":    map[string]any{"approved": []string{"sk-test-dummy"}, "rejected": []string{}},
+	}
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(filepath.Join(w.config, ".claude.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) env() []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "CLAUDE_CONFIG_DIR=" + w.config, "TERM=xterm-256color",
+		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local/state"),
+		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local/share"),
+	}
+}
+
+// startNeovim starts a headless Neovim in the workspace with the plugin and returns
+// it and the port its bridge listens on.
+func (w *world) startNeovim(bin string) (*nvimrpc.Nvim, int) {
+	t := w.t
+	v, err := nvimrpc.NewChildProcess(
+		nvimrpc.ChildProcessCommand(bin),
+		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
+		nvimrpc.ChildProcessEnv(w.env()),
+		nvimrpc.ChildProcessDir(w.ws),
+		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
+	)
+	if err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	t.Cleanup(func() { v.Command("qa!"); v.Close() })
+	err = v.ExecLua(`
+local root, bin = ...
+vim.opt.rtp:prepend(root)
+vim.cmd("runtime plugin/mcpdiff.lua")
+require("mcpdiff").setup({ bin = bin })`, nil, repoRoot, binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var port int
+	eventually(t, "the bridge's lock file", func() bool {
+		v.ExecLua(`local i = require("mcpdiff.bridge").info(); return i and i.port or 0`, &port)
+		if port == 0 {
+			return false
+		}
+		_, err := os.Stat(filepath.Join(w.config, "ide", fmt.Sprintf("%d.lock", port)))
+		return err == nil
+	}, nil)
+	return v, port
+}
+
+// tmuxClaude is claude running in a private tmux server.
+type tmuxClaude struct {
+	t      *testing.T
+	socket string
+}
+
+func (w *world) startClaude(apiURL string, idePort int) *tmuxClaude {
+	t := w.t
+	tm := &tmuxClaude{t: t, socket: fmt.Sprintf("mcpdiff-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	env := append(w.env(),
+		"ANTHROPIC_BASE_URL="+apiURL, "ANTHROPIC_API_KEY=sk-test-dummy",
+		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		fmt.Sprintf("CLAUDE_CODE_SSE_PORT=%d", idePort))
+	var quoted []string
+	for _, e := range env {
+		quoted = append(quoted, shellQuote(e))
+	}
+	// "sleep" keeps the pane readable if claude exits, so a failure shows its screen.
+	command := "env -i " + strings.Join(quoted, " ") + " " + shellQuote(claudeBin) + " --permission-mode default; sleep 600"
+	cmd := exec.Command("tmux", "-L", tm.socket, "new-session", "-d", "-s", "S", "-x", "160", "-y", "50", "-c", w.ws, command)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	t.Cleanup(tm.stop)
+	return tm
+}
+
+// stop kills claude and everything in its pane, and waits until they are gone (they
+// write into the config folder that the test then removes).
+func (tm *tmuxClaude) stop() {
+	out, _ := exec.Command("tmux", "-L", tm.socket, "list-panes", "-F", "#{pane_pid}").Output()
+	var pgid int
+	fmt.Sscan(strings.TrimSpace(string(out)), &pgid)
+	if pgid > 0 {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	exec.Command("tmux", "-L", tm.socket, "kill-server").Run()
+	deadline := time.Now().Add(10 * time.Second)
+	for pgid > 0 && groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // waiting for the kernel to reap them, bounded
+	}
+}
+
+// groupAlive reports whether any process of process group pgid still exists.
+func groupAlive(pgid int) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the command name: state ppid pgrp ...
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 2 && fields[2] == fmt.Sprint(pgid) && fields[0] != "Z" {
+			return true
+		}
+	}
+	return false
+}
+
+func (tm *tmuxClaude) screen() string {
+	out, _ := exec.Command("tmux", "-L", tm.socket, "capture-pane", "-p", "-t", "S").Output()
+	return string(out)
+}
+
+// typeLine types text, waits until it shows, then presses Enter.
+func (tm *tmuxClaude) typeLine(text string) {
+	if out, err := exec.Command("tmux", "-L", tm.socket, "send-keys", "-t", "S", "-l", text).CombinedOutput(); err != nil {
+		tm.t.Fatalf("send-keys: %v %s", err, out)
+	}
+	eventually(tm.t, "the typed prompt to show", func() bool { return strings.Contains(tm.screen(), text) }, tm.screen)
+	exec.Command("tmux", "-L", tm.socket, "send-keys", "-t", "S", "Enter").Run()
+}
+
+func promptReady(screen string) bool {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "❯") {
+			return true
+		}
+	}
+	return false
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// eventually polls cond until it holds; on timeout it fails and shows the screen.
+func eventually(t *testing.T, what string, cond func() bool, screen func() string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			shown := ""
+			if screen != nil {
+				shown = "\nClaude Code's screen:\n" + screen()
+			}
+			t.Fatalf("timed out waiting for %s%s", what, shown)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+}
+
+// fakeAPI is a scripted Anthropic Messages API: prompt → Read; Read result → Edit;
+// Edit result → "done".
+type fakeAPI struct {
+	srv      *httptest.Server
+	file     string
+	write    bool // propose a new file with Write instead of Read then Edit
+	mu       sync.Mutex
+	sent     []string // the text of each answer, in order
+	requests []string // every request body
+}
+
+func newFakeAPI(t *testing.T, file string, write bool) *fakeAPI {
+	a := &fakeAPI{file: file, write: write}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *fakeAPI) URL() string { return a.srv.URL }
+
+func (a *fakeAPI) answered(text string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.sent {
+		if s == text {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *fakeAPI) received(text string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.requests {
+		if strings.Contains(r, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.URL.Path, "/v1/messages") {
+		http.NotFound(w, r)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/count_tokens") {
+		w.Write([]byte(`{"input_tokens":100}`))
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	a.mu.Lock()
+	a.requests = append(a.requests, string(body))
+	a.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(body, &req)
+	step := "prompt"
+	if n := len(req.Messages); n > 0 {
+		last := string(req.Messages[n-1].Content)
+		switch {
+		case strings.Contains(last, "toolu_fake_edit"):
+			step = "edited"
+		case strings.Contains(last, "toolu_fake_read"):
+			step = "read"
+		}
+	}
+	var blocks []map[string]any
+	stop := "tool_use"
+	switch {
+	case step == "prompt" && a.write:
+		blocks = []map[string]any{{"type": "text", "text": "Writing the file."},
+			{"type": "tool_use", "id": "toolu_fake_edit_1", "name": "Write", "input": map[string]any{"file_path": a.file, "content": newContent}}}
+	case step == "prompt":
+		blocks = []map[string]any{{"type": "text", "text": "Reading the file."},
+			{"type": "tool_use", "id": "toolu_fake_read_1", "name": "Read", "input": map[string]any{"file_path": a.file}}}
+	case step == "read":
+		blocks = []map[string]any{{"type": "text", "text": "Editing the file."},
+			{"type": "tool_use", "id": "toolu_fake_edit_1", "name": "Edit", "input": map[string]any{"file_path": a.file, "old_string": "hello world", "new_string": "hello edited"}}}
+	default:
+		blocks, stop = []map[string]any{{"type": "text", "text": "done"}}, "end_turn"
+	}
+	a.mu.Lock()
+	a.sent = append(a.sent, blocks[0]["text"].(string))
+	a.mu.Unlock()
+	streamAnswer(w, blocks, stop)
+}
+
+// streamAnswer writes one streamed Messages API answer (server-sent events).
+func streamAnswer(w http.ResponseWriter, blocks []map[string]any, stop string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	sse := func(event string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+	}
+	sse("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-opus-5-5", "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 100, "output_tokens": 1}}})
+	for i, b := range blocks {
+		if b["type"] == "text" {
+			sse("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
+			sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+		} else {
+			input, _ := json.Marshal(b["input"])
+			sse("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			sse("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+		}
+		sse("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	sse("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
+	sse("message_stop", map[string]any{"type": "message_stop"})
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
