@@ -1,0 +1,241 @@
+-- The bridge process: `mcpdiff nvim`, started as an RPC job. It serves Claude Code's
+-- IDE protocol and calls back into the other modules of this plugin.
+local M = {}
+
+local uv = vim.uv or vim.loop
+
+local state = {
+  job = nil, -- job id (= RPC channel) of the running bridge
+  info = nil, -- what the Go side reported on attach: port, lock, token, version, pid
+  stopping = false, -- true while a deliberate stop is in progress
+  recover = nil, -- {port, token} of a bridge that died, reused by the next start
+  clients = 0, -- connected Claude Code clients
+  stderr = {}, -- last lines the bridge logged
+  last_error = nil, -- the last start-up problem, for :checkhealth
+}
+
+local MAX_STDERR_LINES = 50
+
+local function notify(msg, level)
+  vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
+end
+
+-- plugin_root is the folder holding lua/, plugin/ and bin/.
+function M.plugin_root()
+  local source = debug.getinfo(1, "S").source:sub(2)
+  return vim.fn.fnamemodify(source, ":p:h:h:h")
+end
+
+-- find_bin returns the mcpdiff binary, or nil and a message that says what to do.
+function M.find_bin()
+  local configured = require("mcpdiff.config").values.bin
+  local root = M.plugin_root()
+  local bin = configured or (root .. "/bin/mcpdiff")
+  if vim.fn.executable(bin) == 1 then
+    return bin
+  end
+  if configured then
+    return nil, ("the binary %s (option `bin`) is missing or not executable"):format(bin)
+  end
+  return nil, ("the binary %s is missing: run `make` in %s"):format(bin, root)
+end
+
+local function on_stderr(_, data)
+  for _, line in ipairs(data or {}) do
+    if line ~= "" then
+      table.insert(state.stderr, line)
+      if #state.stderr > MAX_STDERR_LINES then
+        table.remove(state.stderr, 1)
+      end
+    end
+  end
+end
+
+local function close_views(reason)
+  local diff = package.loaded["mcpdiff.diff"]
+  if diff then
+    diff.close_all(reason)
+  end
+  local selection = package.loaded["mcpdiff.selection"]
+  if selection then
+    selection.set_active(false)
+  end
+end
+
+local function on_exit(job, code)
+  if job ~= state.job then
+    return -- an older bridge that was already replaced
+  end
+  local unexpected = not state.stopping
+  local info = state.info
+  state.job, state.info, state.stopping, state.clients = nil, nil, false, 0
+  close_views("bridge stopped")
+  if not unexpected then
+    return
+  end
+  local detail = state.stderr[#state.stderr]
+  if info then
+    -- Claude Code would keep finding a lock file whose pid (Neovim) is alive.
+    os.remove(info.lock)
+    state.recover = { port = info.port, token = info.token }
+  end
+  state.last_error = ("the bridge exited unexpectedly (exit code %d)%s"):format(code, detail and (": " .. detail) or "")
+  notify(
+    state.last_error .. ". Its lock file was removed; run :McpDiffStart to restart it.",
+    vim.log.levels.ERROR
+  )
+end
+
+local did_autocmds = false
+
+-- ensure_autocmds creates, once, what a running bridge needs from Neovim's events.
+local function ensure_autocmds()
+  if did_autocmds then
+    return
+  end
+  did_autocmds = true
+  local group = vim.api.nvim_create_augroup("mcpdiff", { clear = true })
+  vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = M.shutdown })
+  -- Claude Code started with --ide finds the IDE whose workspace holds its cwd.
+  vim.api.nvim_create_autocmd("DirChanged", {
+    group = group,
+    callback = function()
+      M.notify_go("mcpdiff_cwd", vim.fn.getcwd())
+    end,
+  })
+end
+
+-- start launches the bridge unless it runs already. Returns true when a bridge runs.
+function M.start()
+  if state.job then
+    return true
+  end
+  ensure_autocmds()
+  local bin, err = M.find_bin()
+  if not bin then
+    state.last_error = err
+    notify(err, vim.log.levels.ERROR)
+    return false
+  end
+  local opts = { rpc = true, on_stderr = on_stderr, on_exit = on_exit }
+  if state.recover then
+    -- Same port and token: a running Claude Code reconnects by itself.
+    opts.env = {
+      MCPDIFF_IDE_PORT = tostring(state.recover.port),
+      MCPDIFF_IDE_TOKEN = state.recover.token,
+    }
+  end
+  state.stderr = {}
+  local ok, job = pcall(vim.fn.jobstart, { bin, "nvim" }, opts)
+  if not ok or job <= 0 then
+    state.last_error = ("could not start %s: %s"):format(bin, tostring(job))
+    notify(state.last_error, vim.log.levels.ERROR)
+    return false
+  end
+  state.job, state.stopping, state.last_error = job, false, nil
+  return true
+end
+
+-- stop ends the bridge: the Go side answers pending diffs as rejected, closes the
+-- port and removes its lock file, then exits. Waits (bounded) for that to happen.
+function M.stop()
+  local job = state.job
+  if not job then
+    return false
+  end
+  state.stopping = true
+  state.recover = nil
+  local info = state.info
+  close_views("bridge stopped")
+  pcall(vim.fn.chanclose, job)
+  if vim.fn.jobwait({ job }, 3000)[1] == -1 then
+    vim.fn.jobstop(job)
+  end
+  if info and uv.fs_stat(info.lock) then
+    os.remove(info.lock)
+  end
+  return true
+end
+
+-- shutdown runs on VimLeavePre.
+function M.shutdown()
+  if state.job then
+    M.stop()
+  end
+end
+
+function M.running()
+  return state.job ~= nil
+end
+
+-- job_pid is the bridge's process id (0 when it does not run).
+function M.job_pid()
+  if not state.job then
+    return 0
+  end
+  local ok, pid = pcall(vim.fn.jobpid, state.job)
+  return ok and pid or 0
+end
+
+-- info returns what the running bridge reported (port, lock, version, pid) or nil.
+function M.info()
+  return state.info
+end
+
+function M.clients()
+  return state.clients
+end
+
+function M.last_error()
+  return state.last_error
+end
+
+function M.stderr()
+  return state.stderr
+end
+
+-- notify_go sends an event to the bridge (never blocks).
+function M.notify_go(method, ...)
+  if state.job then
+    pcall(vim.rpcnotify, state.job, method, ...)
+  end
+end
+
+-- status asks the bridge for its IDE server status (port, clients, pending diffs).
+function M.status()
+  if not state.job or not state.info then
+    return nil
+  end
+  local ok, status = pcall(vim.fn.rpcrequest, state.job, "mcpdiff_status")
+  if ok then
+    return status
+  end
+  return nil
+end
+
+-- Called by the Go side once its IDE server listens.
+function M._attached(info)
+  local want = require("mcpdiff").version
+  if info.version ~= want then
+    state.last_error = ("bin/mcpdiff is version %s but the Lua plugin is %s: rebuild it with `make` in %s"):format(
+      tostring(info.version),
+      want,
+      M.plugin_root()
+    )
+    notify(state.last_error, vim.log.levels.ERROR)
+    state.info = info
+    vim.schedule(M.stop)
+    return
+  end
+  state.info = info
+  state.recover = nil
+end
+
+-- Called by the Go side whenever the number of connected clients changes.
+function M._clients(n)
+  state.clients = n
+  local track = require("mcpdiff.config").values.track_selection
+  require("mcpdiff.selection").set_active(track and n > 0)
+end
+
+return M

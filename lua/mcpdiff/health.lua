@@ -1,0 +1,125 @@
+-- :checkhealth mcpdiff
+local M = {}
+
+local uv = vim.uv or vim.loop
+
+-- Neovim 0.9 renamed health.report_* to vim.health.*; 0.7 only has require("health").
+local function reporter()
+  local h = vim.health
+  if h and h.start then
+    return h.start, h.ok, h.warn, h.error, h.info
+  end
+  h = h or require("health")
+  return h.report_start, h.report_ok, h.report_warn, h.report_error, h.report_info
+end
+
+local function lock_dir()
+  local config_dir = vim.env.CLAUDE_CONFIG_DIR
+  if config_dir and config_dir ~= "" then
+    return config_dir .. "/ide"
+  end
+  return (uv.os_homedir() or "~") .. "/.claude/ide"
+end
+
+-- binary_version runs `mcpdiff version` (blocking is fine inside :checkhealth).
+local function binary_version(bin)
+  local out = vim.fn.system({ bin, "version" })
+  if vim.v.shell_error ~= 0 then
+    return nil, vim.trim(out)
+  end
+  return out:match("mcpdiff (%S+)"), vim.trim(out)
+end
+
+local function history_store()
+  local dir = vim.fn.finddir(".mcp/edit_history", vim.fn.getcwd() .. ";")
+  if dir == "" then
+    return nil
+  end
+  return vim.fn.fnamemodify(dir, ":p")
+end
+
+function M.check()
+  local start, ok, warn, err, info = reporter()
+  local mcpdiff = require("mcpdiff")
+  local bridge = require("mcpdiff.bridge")
+
+  start("mcpdiff: Neovim")
+  local v = vim.version()
+  local version = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-0.7.2") == 1 then
+    ok("Neovim " .. version)
+  else
+    err("Neovim " .. version .. " is too old", { "mcpdiff needs Neovim 0.7.2 or newer" })
+  end
+
+  start("mcpdiff: binary")
+  local bin, why = bridge.find_bin()
+  if not bin then
+    err(why)
+  else
+    local got, out = binary_version(bin)
+    if not got then
+      err(("%s does not run: %s"):format(bin, out), { "Rebuild it: run `make` in " .. bridge.plugin_root() })
+    elseif got ~= mcpdiff.version then
+      err(
+        ("%s is version %s, the Lua plugin is %s"):format(bin, got, mcpdiff.version),
+        { "Rebuild it: run `make` in " .. bridge.plugin_root() }
+      )
+    else
+      ok(("%s (%s)"):format(bin, out))
+    end
+  end
+
+  start("mcpdiff: bridge")
+  local state = bridge.info()
+  if not state then
+    local last = bridge.last_error()
+    warn("the bridge is not running" .. (last and (": " .. last) or ""), { "Start it with :McpDiffStart" })
+  else
+    ok(("running (pid of Neovim %s), listening on 127.0.0.1:%d"):format(tostring(state.pid), state.port))
+    if uv.fs_stat(state.lock) then
+      ok("lock file " .. state.lock)
+    else
+      err("lock file " .. state.lock .. " is missing", { "Claude Code cannot find this Neovim; restart with :McpDiffStop and :McpDiffStart" })
+    end
+    local status = bridge.status() or {}
+    local n = type(status.clients) == "table" and #status.clients or bridge.clients()
+    if n > 0 then
+      ok(("%d Claude Code client(s) connected"):format(n))
+    else
+      info("no Claude Code client connected (run :McpDiffClaude, or `claude --ide` in this folder)")
+    end
+    local refused = tonumber(status.refusedUpgrades) or 0
+    if refused > 0 then
+      warn(("%d connection(s) refused: wrong token or a browser's Origin header"):format(refused), {
+        "A Claude Code that read an older lock file gives up silently: restart it (or run /ide)",
+      })
+    end
+  end
+  info("lock files go to " .. lock_dir())
+  for _, line in ipairs(bridge.stderr()) do
+    info("bridge log: " .. line)
+  end
+
+  start("mcpdiff: edit history")
+  local store = history_store()
+  if not store then
+    info("no .mcp/edit_history above " .. vim.fn.getcwd() .. " yet (made by the first recorded edit)")
+  elseif vim.fn.filewritable(store) == 2 then
+    ok("store " .. store .. " is writable")
+  else
+    err("store " .. store .. " is not writable", { "Fix the permissions of that folder" })
+  end
+
+  start("mcpdiff: Claude Code")
+  local cmd = require("mcpdiff.config").values.terminal.cmd
+  if vim.fn.executable(cmd) == 1 then
+    ok(cmd .. " found: " .. vim.fn.exepath(cmd))
+    info("Claude Code 2.1.330 and later send diffs to Neovim only in the `default` permission mode: "
+      .. "run `claude --permission-mode default` (see :help mcpdiff-claude)")
+  else
+    warn(cmd .. " is not on PATH", { "Install Claude Code (npm install -g @anthropic-ai/claude-code) or set terminal.cmd" })
+  end
+end
+
+return M

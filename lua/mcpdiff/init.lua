@@ -1,0 +1,60 @@
+-- mcpdiff: Neovim as the IDE of coding agents. See :help mcpdiff.
+local M = {}
+
+-- The version of this Lua plugin; `mcpdiff version` must report the same one.
+M.version = "0.1.0"
+
+local function notify(msg, level)
+  vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
+end
+
+-- setup validates the options and starts the bridge (unless auto_start = false)
+-- right after. Calling it again applies the new options; a running bridge is kept.
+function M.setup(opts)
+  local config = require("mcpdiff.config")
+  local ok, err, warnings = config.apply(opts)
+  for _, w in ipairs(warnings or {}) do
+    notify(w, vim.log.levels.WARN)
+  end
+  if not ok then
+    notify(err, vim.log.levels.ERROR)
+    return false
+  end
+  if config.values.auto_start then
+    -- Off Neovim's start-up path: the job starts on the first turn of the event loop.
+    vim.schedule(function()
+      require("mcpdiff.bridge").start()
+    end)
+  end
+  return true
+end
+
+-- accept implements :McpDiffAccept [ID]: the proposal of the current diff view, else
+-- recorded history edits (ID, else the pending edits of the current file).
+function M.accept(id)
+  local diff = require("mcpdiff.diff")
+  local tab = (id == nil or id == "") and diff.current() or nil
+  if tab then
+    diff.accept(tab)
+    return
+  end
+  require("mcpdiff.history").resolve("accept", id)
+end
+
+-- reject implements :McpDiffReject [ID], like accept.
+function M.reject(id)
+  local diff = require("mcpdiff.diff")
+  local tab = (id == nil or id == "") and diff.current() or nil
+  if tab then
+    diff.reject(tab)
+    return
+  end
+  require("mcpdiff.history").resolve("reject", id)
+end
+
+-- send implements :McpDiffSend: an @-mention of the file (and lines) for Claude Code.
+function M.send(line1, line2, has_range)
+  require("mcpdiff.selection").mention(line1, line2, has_range)
+end
+
+return M

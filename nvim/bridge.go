@@ -1,0 +1,290 @@
+package nvim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/bridge/ide"
+)
+
+// Environment variables the plugin sets when it restarts a bridge that died, so that
+// the new IDE server comes back on the same address and Claude Code reconnects.
+const (
+	EnvPort  = "MCPDIFF_IDE_PORT"
+	EnvToken = "MCPDIFF_IDE_TOKEN"
+)
+
+// BridgeOptions configures RunBridge.
+type BridgeOptions struct {
+	Version string // reported to the plugin, which checks it against its own
+	// NewRecorder, optional, makes the recorder of diffs accepted in Neovim for the
+	// workspace folders (Neovim's cwd and LSP roots, known once attached).
+	NewRecorder func(folders []string) ide.Recorder
+	LockDir     string // "" = $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide
+	Logf        func(format string, args ...any)
+}
+
+// clientPoll is how often the bridge looks at the number of connected clients to
+// switch the plugin's selection tracking on and off.
+const clientPoll = 200 * time.Millisecond
+
+// bridge is one `mcpdiff nvim` process: a Neovim on stdio and an IDE server.
+type bridge struct {
+	v      *nvimrpc.Nvim
+	editor *Editor
+	opts   BridgeOptions
+	logf   func(format string, args ...any)
+
+	mu     sync.Mutex
+	server *ide.Server // nil until attached
+	lsp    []string    // LSP workspace folders, kept when the cwd changes
+}
+
+// RunBridge serves the Neovim at the other end of in/out (the plugin's
+// jobstart(..., {rpc = true})) until Neovim closes the channel or ctx ends. It starts
+// the IDE server once Neovim told it its PID and cwd, and on the way out stops it:
+// pending diffs are answered as rejected, the port closes and the lock file goes.
+func RunBridge(ctx context.Context, in io.Reader, out io.WriteCloser, opts BridgeOptions) error {
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	v, err := nvimrpc.New(in, out, out, logf)
+	if err != nil {
+		return fmt.Errorf("attach to Neovim: %w", err)
+	}
+	b := &bridge{v: v, editor: NewEditor(v, logf), opts: opts, logf: logf}
+	if err := b.registerHandlers(); err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- v.Serve() }()
+
+	attached := make(chan error, 1)
+	go func() { attached <- b.attach(ctx) }()
+
+	runErr := b.wait(ctx, served, attached)
+	stopErr := b.stop()
+	v.Close()
+	b.editor.Close()
+	return errors.Join(runErr, stopErr)
+}
+
+// wait returns when Neovim closes the channel or ctx ends, and never before attach
+// is over (so no server starts after the caller stopped it).
+func (b *bridge) wait(ctx context.Context, served, attached <-chan error) error {
+	select {
+	case err := <-attached:
+		if err != nil {
+			return err
+		}
+		go b.watchClients(ctx)
+		select {
+		case err := <-served:
+			return connectionError(err)
+		case <-ctx.Done():
+			return nil
+		}
+	case err := <-served:
+		<-attached // fails at once: the connection is closed
+		return connectionError(err)
+	case <-ctx.Done():
+		b.v.Close()
+		<-attached
+		return nil
+	}
+}
+
+func connectionError(err error) error {
+	if err != nil {
+		return fmt.Errorf("neovim connection: %w", err)
+	}
+	return nil
+}
+
+func (b *bridge) registerHandlers() error {
+	handlers := map[string]any{
+		"mcpdiff_accept": func(tab string, changed bool) { b.editor.accept(tab, changed) },
+		"mcpdiff_reject": func(tab string) { b.editor.reject(tab) },
+		"mcpdiff_selection": func(params map[string]any) {
+			if s := b.ideServer(); s != nil {
+				s.Broadcast("selection_changed", params)
+			}
+		},
+		"mcpdiff_mention": func(params map[string]any) {
+			if s := b.ideServer(); s != nil {
+				s.AtMention(params)
+			}
+		},
+		"mcpdiff_cwd":    func(cwd string) { b.setCwd(cwd) },
+		"mcpdiff_status": b.status,
+	}
+	for method, fn := range handlers {
+		if err := b.v.RegisterHandler(method, fn); err != nil {
+			return fmt.Errorf("register %s: %w", method, err)
+		}
+	}
+	return nil
+}
+
+func (b *bridge) ideServer() *ide.Server {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.server
+}
+
+// neovimInfo is what the bridge needs to know about its Neovim to start.
+type neovimInfo struct {
+	PID int      `msgpack:"pid"`
+	Cwd string   `msgpack:"cwd"`
+	LSP []string `msgpack:"lsp"`
+}
+
+// neovimInfoLua reads Neovim's PID, cwd and the workspace folders of running
+// language servers (get_active_clients before 0.10).
+const neovimInfoLua = `
+local folders, seen = {}, {}
+local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+for _, client in ipairs(get()) do
+  for _, f in ipairs(client.workspace_folders or {}) do
+    local path = vim.uri_to_fname(f.uri)
+    if not seen[path] then seen[path] = true; table.insert(folders, path) end
+  end
+end
+return { pid = vim.fn.getpid(), cwd = vim.fn.getcwd(), lsp = folders }
+`
+
+// attach starts the IDE server and tells the plugin where it listens. It runs while
+// Serve reads Neovim's answers (a call before Serve would block forever).
+func (b *bridge) attach(ctx context.Context) error {
+	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var info neovimInfo
+	if err := execLua(callCtx, b.v, "read Neovim's pid and cwd", neovimInfoLua, &info); err != nil {
+		return err
+	}
+	port, _ := strconv.Atoi(os.Getenv(EnvPort))
+	workspace := folders(info.Cwd, info.LSP)
+	var recorder ide.Recorder
+	if b.opts.NewRecorder != nil {
+		recorder = b.opts.NewRecorder(workspace)
+	}
+	s := ide.NewServer(ide.Options{
+		Editor:    b.editor,
+		LockDir:   b.opts.LockDir,
+		PID:       info.PID,
+		Workspace: workspace,
+		Port:      port,
+		Token:     os.Getenv(EnvToken),
+		Version:   b.opts.Version,
+		Recorder:  recorder,
+		Logf:      b.logf,
+	})
+	b.editor.Decider = s
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("start the IDE server: %w", err)
+	}
+	b.mu.Lock()
+	b.server, b.lsp = s, info.LSP
+	b.mu.Unlock()
+	report := map[string]any{
+		"port":    s.Port(),
+		"lock":    s.LockPath(),
+		"token":   s.Token(),
+		"version": b.opts.Version,
+		"pid":     info.PID,
+	}
+	return execLua(callCtx, b.v, "report the bridge", `require("mcpdiff.bridge")._attached(...)`, nil, report)
+}
+
+// folders is the lock file's workspaceFolders: the cwd first, then LSP roots.
+func folders(cwd string, lsp []string) []string {
+	out := []string{cwd}
+	for _, f := range lsp {
+		if f != cwd {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (b *bridge) setCwd(cwd string) {
+	b.mu.Lock()
+	s, lsp := b.server, b.lsp
+	b.mu.Unlock()
+	if s == nil {
+		return
+	}
+	if err := s.SetWorkspace(folders(cwd, lsp)); err != nil {
+		b.logf("nvim: update the workspace to %s: %v", cwd, err)
+	}
+}
+
+// status answers :McpDiffStatus (an rpcrequest: it must not call back into Neovim).
+func (b *bridge) status() (map[string]any, error) {
+	s := b.ideServer()
+	if s == nil {
+		return map[string]any{"running": false}, nil
+	}
+	data, err := json.Marshal(s.Status())
+	if err != nil {
+		return nil, fmt.Errorf("encode the status: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decode the status: %w", err)
+	}
+	return out, nil
+}
+
+// watchClients tells the plugin when the number of connected clients changes, so it
+// tracks the selection only while someone listens.
+func (b *bridge) watchClients(ctx context.Context) {
+	last := 0
+	tick := time.NewTicker(clientPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.editor.life.Done():
+			return
+		case <-tick.C:
+		}
+		s := b.ideServer()
+		if s == nil {
+			continue
+		}
+		n := len(s.Status().Clients)
+		if n == last {
+			continue
+		}
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := execLua(callCtx, b.v, "report clients", `require("mcpdiff.bridge")._clients(...)`, nil, n)
+		cancel()
+		if err != nil {
+			return // Neovim is gone
+		}
+		last = n
+	}
+}
+
+func (b *bridge) stop() error {
+	s := b.ideServer()
+	if s == nil {
+		return nil
+	}
+	if err := s.Stop(); err != nil {
+		return fmt.Errorf("stop the IDE server: %w", err)
+	}
+	return nil
+}

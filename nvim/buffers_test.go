@@ -1,0 +1,167 @@
+package nvim
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+)
+
+// testNvim returns the first Neovim of $MCPDIFF_NVIMS (or nvim on PATH).
+func testNvim(t testing.TB) string {
+	t.Helper()
+	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
+		return strings.Split(env, ":")[0]
+	}
+	path, err := exec.LookPath("nvim")
+	if err != nil {
+		t.Skip("no Neovim: set MCPDIFF_NVIMS")
+	}
+	return path
+}
+
+// listeningNvim starts a headless Neovim listening on a socket, as a user's Neovim
+// runs `mcpdiff serve` with $NVIM set. It returns the socket and a client to drive it.
+func listeningNvim(t *testing.T) (addr string, v *nvimrpc.Nvim, cmd *exec.Cmd) {
+	t.Helper()
+	dir := t.TempDir()
+	addr = filepath.Join(dir, "nvim.sock")
+	cmd = exec.Command(testNvim(t), "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", addr)
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+dir, "XDG_DATA_HOME="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		v, err = nvimrpc.Dial(addr, nvimrpc.DialLogf(func(string, ...any) {}))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Neovim never listened on %s: %v", addr, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Cleanup(func() { v.Close() })
+	return addr, v, cmd
+}
+
+func TestBuffersModifiedAndReload(t *testing.T) {
+	addr, v, _ := listeningNvim(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Command("edit " + path + " | normal! 2G"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	if modified, err := b.Modified(path); err != nil || modified {
+		t.Fatalf("Modified(unchanged buffer) = %v, %v", modified, err)
+	}
+	if modified, err := b.Modified(filepath.Join(dir, "other.txt")); err != nil || modified {
+		t.Fatalf("Modified(file without buffer) = %v, %v", modified, err)
+	}
+
+	// Rewrite with the same size and mtime: :checktime would see nothing.
+	info, _ := os.Stat(path)
+	if err := os.WriteFile(path, []byte("ONE\nTWO\nTHREE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reload(path, filepath.Join(dir, "other.txt")); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := v.BufferLines(0, 0, -1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bytesToStrings(lines); !reflect.DeepEqual(got, []string{"ONE", "TWO", "THREE"}) {
+		t.Fatalf("after Reload the buffer holds %q", got)
+	}
+	cursor, _ := v.WindowCursor(0)
+	if cursor[0] != 2 {
+		t.Fatalf("Reload moved the cursor to line %d, want 2", cursor[0])
+	}
+
+	// A buffer with unsaved changes is reported and never reloaded.
+	if err := v.SetBufferLines(0, 0, 1, false, [][]byte{[]byte("mine")}); err != nil {
+		t.Fatal(err)
+	}
+	if modified, err := b.Modified(path); err != nil || !modified {
+		t.Fatalf("Modified(changed buffer) = %v, %v", modified, err)
+	}
+	if err := b.Reload(path); err != nil {
+		t.Fatal(err)
+	}
+	lines, _ = v.BufferLines(0, 0, 1, false)
+	if string(lines[0]) != "mine" {
+		t.Fatalf("Reload discarded unsaved changes: %q", lines[0])
+	}
+}
+
+func TestBuffersWhenNeovimIsGone(t *testing.T) {
+	addr, _, cmd := listeningNvim(t)
+	b, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := b.Modified("/tmp/x"); err == nil {
+		t.Fatal("Modified succeeded with Neovim gone")
+	}
+	if err := b.Reload("/tmp/x"); err == nil {
+		t.Fatal("Reload succeeded with Neovim gone")
+	}
+	if _, err := Dial(addr); err == nil || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("Dial to a dead socket: %v, want an error naming %s", err, addr)
+	}
+}
+
+func TestBuffersWhenNeovimIsBusy(t *testing.T) {
+	addr, v, _ := listeningNvim(t)
+	b, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.Timeout = 200 * time.Millisecond
+	// A long-running command blocks Neovim's loop: requests wait until it ends.
+	busy := filepath.Join(t.TempDir(), "busy")
+	go v.ExecLua(`io.open(..., "w"):close() local t = os.clock() while os.clock() - t < 5 do end`, nil, busy)
+	deadline := time.Now().Add(20 * time.Second)
+	for _, err := os.Stat(busy); err != nil; _, err = os.Stat(busy) {
+		if time.Now().After(deadline) {
+			t.Fatal("Neovim never got busy")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := b.Modified("/tmp/x"); err == nil || !strings.Contains(err.Error(), "no answer") {
+		t.Fatalf("Modified on a busy Neovim: %v, want a timeout error", err)
+	}
+}
+
+func bytesToStrings(lines [][]byte) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = string(l)
+	}
+	return out
+}

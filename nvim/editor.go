@@ -1,0 +1,276 @@
+// Package nvim is the Go side of mcpdiff's Neovim integration: the ide.Editor that
+// draws Claude Code's openDiff proposals in Neovim (through the Lua plugin), the
+// `mcpdiff nvim` bridge process the plugin starts, and Buffers, a small client that
+// lets the MCP file server ask a running Neovim about unsaved buffers.
+package nvim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/bridge/ide"
+)
+
+// Decider receives the user's answer to a diff (ide.Server implements it).
+type Decider interface {
+	Decide(tabName string, accepted bool, text string)
+}
+
+// Editor implements ide.Editor on a Neovim that runs the mcpdiff Lua plugin.
+// Set Decider before the first OpenDiff.
+type Editor struct {
+	v    *nvimrpc.Nvim
+	logf func(format string, args ...any)
+
+	// Decider gets the answers the user gives in Neovim.
+	Decider Decider
+
+	// How to wait for the agent to write an accepted file before reloading its
+	// buffers (variables so tests can shorten them).
+	reloadPoll    time.Duration
+	reloadTimeout time.Duration
+	callTimeout   time.Duration // bound on a call answering a user event
+
+	life    context.Context // ends with Close: stops the background work below
+	endLife context.CancelFunc
+	watches sync.WaitGroup // reload watchers and clean-ups
+
+	mu    sync.Mutex
+	diffs map[string]*shownDiff // by tab name
+}
+
+// shownDiff is what Go keeps of a diff Neovim shows.
+type shownDiff struct {
+	buf      nvimrpc.Buffer
+	path     string
+	proposal string
+	format   textFormat
+	accepted string // the text answered with FILE_SAVED
+}
+
+// NewEditor returns an Editor calling into the Neovim at v. logf may be nil.
+func NewEditor(v *nvimrpc.Nvim, logf func(format string, args ...any)) *Editor {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	life, end := context.WithCancel(context.Background())
+	return &Editor{
+		v:             v,
+		logf:          logf,
+		reloadPoll:    10 * time.Millisecond,
+		reloadTimeout: 30 * time.Second,
+		callTimeout:   5 * time.Second,
+		life:          life,
+		endLife:       end,
+		diffs:         map[string]*shownDiff{},
+	}
+}
+
+// Close stops the background work (reload watchers, clean-ups) and waits for it.
+func (e *Editor) Close() {
+	e.endLife()
+	e.watches.Wait()
+}
+
+var _ ide.Editor = (*Editor)(nil)
+
+// prepared is what mcpdiff.diff.prepare answers.
+type prepared struct {
+	Buf   int    `msgpack:"buf"`
+	Error string `msgpack:"error"`
+}
+
+// OpenDiff draws the proposal: Lua checks the file and makes the proposal buffer,
+// Go fills it with one nvim_buf_set_lines (no huge string split in Lua), Lua draws
+// the view. It returns once the view is drawn.
+func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
+	lines, format := splitText(req.Contents)
+	luaReq := map[string]any{
+		"tab":      req.TabName,
+		"path":     req.OldPath,
+		"new_file": req.NewFile,
+		"dos":      format.crlf,
+		"bomb":     format.bom,
+	}
+	var prep prepared
+	err := execLua(ctx, e.v, "prepare the diff", `return require("mcpdiff.diff").prepare(...)`, &prep, luaReq)
+	if err != nil {
+		return fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
+	}
+	if prep.Error == "dirty" {
+		return &ide.ToolError{
+			Code:    -32000,
+			Message: "Cannot create diff: file has unsaved changes",
+			Data:    fmt.Sprintf("Please save (:w) or discard (:e!) changes to %s before creating diff", req.OldPath),
+		}
+	}
+	buf := nvimrpc.Buffer(prep.Buf)
+	e.mu.Lock()
+	e.diffs[req.TabName] = &shownDiff{buf: buf, path: req.NewPath, proposal: req.Contents, format: format}
+	e.mu.Unlock()
+
+	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
+	// nvim_buf_set_lines twice as slow.
+	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
+	if err == nil {
+		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, req.TabName)
+	}
+	if err != nil {
+		e.forget(req.TabName)
+		e.dropHalfDrawn(req.TabName)
+		return fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
+	}
+	return nil
+}
+
+// dropHalfDrawn removes what a failed OpenDiff left in Neovim, in the background: the
+// caller's ctx may be over, and OpenDiff must return with it.
+func (e *Editor) dropHalfDrawn(tabName string) {
+	e.watches.Add(1)
+	go func() {
+		defer e.watches.Done()
+		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
+		defer cancel()
+		if err := execLua(ctx, e.v, "drop the diff", `return require("mcpdiff.diff").close(...)`, nil, tabName, "failed"); err != nil {
+			e.logf("nvim: %v", err)
+		}
+	}()
+}
+
+// CloseDiff tears the view down. For an accepted diff it then waits (in the
+// background, the client writes the file after this returns) for the file to change
+// and reloads its unmodified buffers.
+func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Outcome) error {
+	path, accepted, known := e.forget(tabName)
+	reason := "closed"
+	if outcome == ide.Accepted {
+		reason = "accepted"
+	}
+	err := execLua(ctx, e.v, "close the diff", `return require("mcpdiff.diff").close(...)`, nil, tabName, reason)
+	if outcome == ide.Accepted && known {
+		e.reloadWhenWritten(path, accepted)
+	}
+	if err != nil {
+		return fmt.Errorf("close the diff %q: %w", tabName, err)
+	}
+	return nil
+}
+
+// forget drops a diff, returning its file and the text it was accepted with.
+func (e *Editor) forget(tabName string) (path, accepted string, known bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d := e.diffs[tabName]
+	delete(e.diffs, tabName)
+	if d == nil {
+		return "", "", false
+	}
+	return d.path, d.accepted, true
+}
+
+func (e *Editor) lookup(tabName string) *shownDiff {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.diffs[tabName]
+}
+
+// accept answers FILE_SAVED: the exact proposal when the buffer is untouched, else
+// the buffer's lines in the proposal's format.
+func (e *Editor) accept(tabName string, changed bool) {
+	d := e.lookup(tabName)
+	if d == nil || e.Decider == nil {
+		return
+	}
+	text := d.proposal
+	if changed {
+		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
+		defer cancel()
+		var lines [][]byte
+		err := call(ctx, "read the proposal", func() (err error) {
+			lines, err = e.v.BufferLines(d.buf, 0, -1, false)
+			return err
+		})
+		if err != nil {
+			// Without the user's text, nothing must be written.
+			e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", tabName, err)
+			e.Decider.Decide(tabName, false, "")
+			return
+		}
+		text = d.format.joinLines(lines)
+	}
+	e.mu.Lock()
+	d.accepted = text
+	e.mu.Unlock()
+	e.Decider.Decide(tabName, true, text)
+}
+
+func (e *Editor) reject(tabName string) {
+	if e.Decider != nil {
+		e.Decider.Decide(tabName, false, "")
+	}
+}
+
+// fileStamp is what a stat shows of a file, to notice a write cheaply.
+type fileStamp struct {
+	exists  bool
+	size    int64
+	modNano int64
+}
+
+func stampOf(path string) fileStamp {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{exists: true, size: info.Size(), modNano: info.ModTime().UnixNano()}
+}
+
+// reloadWhenWritten reloads path's unmodified buffers as soon as the file changes
+// (or at once when it already holds the accepted text), giving up after
+// reloadTimeout. Polling a stat every few milliseconds is cheaper and more exact
+// than claudecode.nvim's fixed 100 ms wait.
+func (e *Editor) reloadWhenWritten(path, accepted string) {
+	e.watches.Add(1)
+	go func() {
+		defer e.watches.Done()
+		first := stampOf(path)
+		if first.exists && first.size == int64(len(accepted)) {
+			if data, err := os.ReadFile(path); err == nil && string(data) == accepted {
+				e.reload(path)
+				return
+			}
+		}
+		deadline := time.NewTimer(e.reloadTimeout)
+		defer deadline.Stop()
+		tick := time.NewTicker(e.reloadPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-e.life.Done():
+				return
+			case <-deadline.C:
+				e.logf("nvim: %s was not written within %v of being accepted; its buffers were not reloaded", path, e.reloadTimeout)
+				return
+			case <-tick.C:
+				if stampOf(path) != first {
+					e.reload(path)
+					return
+				}
+			}
+		}
+	}()
+}
+
+func (e *Editor) reload(path string) {
+	ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
+	defer cancel()
+	if _, err := reloadBuffers(ctx, e.v, []string{path}); err != nil && !errors.Is(err, context.Canceled) {
+		e.logf("nvim: reload %s: %v", path, err)
+	}
+}

@@ -1,0 +1,81 @@
+package nvim
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/bridge/ide"
+)
+
+// decisions records what the Editor reports.
+type decisions chan string
+
+func (d decisions) Decide(tab string, accepted bool, text string) {
+	d <- fmt.Sprintf("%s %v %d", tab, accepted, len(text))
+}
+
+// pluginNvim starts an embedded Neovim with the plugin's Lua on the runtimepath
+// (no bridge: the Editor under test plays its part).
+func pluginNvim(tb testing.TB) *nvimrpc.Nvim {
+	tb.Helper()
+	dir := tb.TempDir()
+	v, err := nvimrpc.NewChildProcess(
+		nvimrpc.ChildProcessCommand(testNvim(tb)),
+		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
+		nvimrpc.ChildProcessEnv([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_STATE_HOME=" + dir}),
+		nvimrpc.ChildProcessDir(dir),
+		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
+	)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { v.Close() })
+	root, _ := filepath.Abs("..")
+	if err := v.ExecLua(`vim.opt.rtp:prepend(...)`, nil, root); err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+func BenchmarkOpenDiff(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			v := pluginNvim(b)
+			e := NewEditor(v, nil)
+			defer e.Close()
+			var orig, prop strings.Builder
+			for i := range n {
+				fmt.Fprintf(&orig, "line %d: the quick brown fox jumps over the lazy dog\n", i)
+				if i%100 == 50 {
+					fmt.Fprintf(&prop, "line %d: CHANGED\n", i)
+				} else {
+					fmt.Fprintf(&prop, "line %d: the quick brown fox jumps over the lazy dog\n", i)
+				}
+			}
+			path := filepath.Join(b.TempDir(), "f.txt")
+			if err := os.WriteFile(path, []byte(orig.String()), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := range b.N {
+				tab := fmt.Sprintf("tab %d", i)
+				req := ide.DiffRequest{TabName: tab, OldPath: path, NewPath: path, Contents: prop.String()}
+				if err := e.OpenDiff(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := e.CloseDiff(ctx, tab, ide.Rejected); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

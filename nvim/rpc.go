@@ -1,0 +1,30 @@
+package nvim
+
+import (
+	"context"
+	"fmt"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+)
+
+// call runs one blocking go-client request and gives up when ctx ends, so a Neovim
+// that is busy (a prompt) or gone never hangs the caller. go-client's own calls take
+// no context; an abandoned request finishes in the background.
+func call(ctx context.Context, what string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("neovim: %s: %w", what, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("neovim: %s: no answer: %w", what, ctx.Err())
+	}
+}
+
+// execLua runs a Lua chunk (its arguments are `...`) with a deadline.
+func execLua(ctx context.Context, v *nvimrpc.Nvim, what, code string, result any, args ...any) error {
+	return call(ctx, what, func() error { return v.ExecLua(code, result, args...) })
+}

@@ -1,0 +1,69 @@
+package nvim
+
+import (
+	"bytes"
+	"strings"
+)
+
+const utf8BOM = "\uFEFF"
+
+// textFormat is what a buffer's lines do not carry of a text: its line ending, a
+// UTF-8 BOM and whether it ends with a newline. A proposal the user edited is turned
+// back into text with the proposal's own format, so accepting it never adds a final
+// newline or converts CRLF by accident (protocol doc §6.3 "newline drift").
+type textFormat struct {
+	crlf         bool // every line ends with \r\n
+	bom          bool
+	finalNewline bool
+}
+
+// splitText splits a text into buffer lines (without their line endings or the BOM)
+// and reports its format. Lines of an LF text keep any lone \r, as Neovim shows them.
+func splitText(text string) ([][]byte, textFormat) {
+	var f textFormat
+	if strings.HasPrefix(text, utf8BOM) {
+		f.bom = true
+		text = text[len(utf8BOM):]
+	}
+	newlines := strings.Count(text, "\n")
+	f.crlf = newlines > 0 && strings.Count(text, "\r\n") == newlines
+	sep := f.newline()
+	if strings.HasSuffix(text, "\n") {
+		f.finalNewline = true
+		text = text[:len(text)-len(sep)]
+	} else if text == "" {
+		return [][]byte{}, f
+	}
+	return bytes.Split([]byte(text), []byte(sep)), f
+}
+
+func (f textFormat) newline() string {
+	if f.crlf {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// joinLines is the inverse of splitText: joinLines(splitText(s)) == s for every s.
+func (f textFormat) joinLines(lines [][]byte) string {
+	sep := []byte(f.newline())
+	size := len(lines) * len(sep)
+	for _, l := range lines {
+		size += len(l)
+	}
+	var b strings.Builder
+	b.Grow(size + len(utf8BOM))
+	if f.bom {
+		b.WriteString(utf8BOM)
+	}
+	for i, l := range lines {
+		if i > 0 {
+			b.Write(sep)
+		}
+		b.Write(l)
+	}
+	if f.finalNewline {
+		b.Write(sep)
+	}
+	return b.String()
+}

@@ -1,0 +1,36 @@
+-- mcpdiff user commands. Nothing else runs at start-up: the modules load on first use
+-- and the bridge starts from require("mcpdiff").setup(). See :help mcpdiff.
+if vim.g.loaded_mcpdiff then
+  return
+end
+vim.g.loaded_mcpdiff = true
+
+local command = vim.api.nvim_create_user_command
+
+command("McpDiffStart", function()
+  require("mcpdiff.bridge").start()
+end, { desc = "mcpdiff: start the bridge (IDE server for Claude Code)" })
+
+command("McpDiffStop", function()
+  require("mcpdiff.bridge").stop()
+end, { desc = "mcpdiff: stop the bridge, remove its lock file" })
+
+command("McpDiffStatus", function()
+  require("mcpdiff.review").open()
+end, { desc = "mcpdiff: bridge status and edit history review" })
+
+command("McpDiffAccept", function(args)
+  require("mcpdiff").accept(args.args)
+end, { nargs = "?", desc = "mcpdiff: accept the diff in view, or history edits" })
+
+command("McpDiffReject", function(args)
+  require("mcpdiff").reject(args.args)
+end, { nargs = "?", desc = "mcpdiff: reject the diff in view, or history edits" })
+
+command("McpDiffSend", function(args)
+  require("mcpdiff").send(args.line1, args.line2, args.range > 0)
+end, { range = true, desc = "mcpdiff: @-mention the file (or the lines) in Claude Code" })
+
+command("McpDiffClaude", function(args)
+  require("mcpdiff.terminal").open(args.fargs)
+end, { nargs = "*", desc = "mcpdiff: run Claude Code in a terminal connected to this Neovim" })

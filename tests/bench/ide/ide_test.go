@@ -1,0 +1,293 @@
+package ide
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/tests/nvim/ideclient"
+)
+
+// editor is a headless Neovim with the plugin, a UI attached (so that "drawn" means
+// the screen was redrawn, not only the windows set up) and a connected Claude Code
+// client.
+type editor struct {
+	v       *nvimrpc.Nvim
+	pid     int
+	ws      string
+	client  *ideclient.Client
+	opened  chan struct{}  // User McpDiffOpened fired
+	flushed chan time.Time // the first complete screen update after it
+}
+
+func isolatedEnv(home string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude"),
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local/share"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local/state"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+	}
+}
+
+func startEditor(b *testing.B) *editor {
+	b.Helper()
+	home := b.TempDir()
+	ws := filepath.Join(home, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	v, err := nvimrpc.NewChildProcess(
+		nvimrpc.ChildProcessCommand(nvimBin),
+		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
+		nvimrpc.ChildProcessEnv(isolatedEnv(home)),
+		nvimrpc.ChildProcessDir(ws),
+		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { v.Close() })
+	e := &editor{v: v, ws: ws, opened: make(chan struct{}, 16), flushed: make(chan time.Time, 16)}
+	// Notifications arrive in order on one goroutine: the first flush after
+	// "opened" is the screen showing the diff.
+	armed := false
+	if err := v.RegisterHandler("opened", func() { armed = true; e.opened <- struct{}{} }); err != nil {
+		b.Fatal(err)
+	}
+	err = v.RegisterHandler("redraw", func(updates ...[]any) {
+		for _, u := range updates {
+			if name, _ := u[0].(string); name == "flush" && armed {
+				armed = false
+				e.flushed <- time.Now()
+			}
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := v.AttachUI(160, 50, map[string]any{"ext_linegrid": true, "rgb": true}); err != nil {
+		b.Fatal(err)
+	}
+	var info struct {
+		Port  int    `msgpack:"port"`
+		Token string `msgpack:"token"`
+		PID   int    `msgpack:"pid"`
+	}
+	err = v.ExecLua(`
+local root, bin, chan = ...
+vim.opt.rtp:prepend(root)
+vim.api.nvim_create_autocmd("User", { pattern = "McpDiffOpened", callback = function()
+  vim.rpcnotify(chan, "opened")
+end })
+require("mcpdiff").setup({ bin = bin })
+vim.wait(10000, function() return require("mcpdiff.bridge").info() ~= nil end, 1)
+local info = require("mcpdiff.bridge").info()
+return { port = info.port, token = info.token, pid = vim.fn.getpid() }`, &info, repoRoot, binary, v.ChannelID())
+	if err != nil {
+		b.Fatalf("start the plugin: %v", err)
+	}
+	e.pid = info.PID
+	e.client = ideclient.Connect(b, info.Port, info.Token)
+	return e
+}
+
+// files writes a file of n lines and returns it with a proposal changing one line
+// in a hundred.
+func (e *editor) files(b *testing.B, n int) (path, proposal string) {
+	b.Helper()
+	var orig, prop strings.Builder
+	for i := range n {
+		line := fmt.Sprintf("line %d: the quick brown fox jumps over the lazy dog\n", i)
+		orig.WriteString(line)
+		if i%100 == 50 {
+			line = fmt.Sprintf("line %d: CHANGED by the agent\n", i)
+		}
+		prop.WriteString(line)
+	}
+	path = filepath.Join(e.ws, fmt.Sprintf("file%d.txt", n))
+	if err := os.WriteFile(path, []byte(orig.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path, prop.String()
+}
+
+// cycle opens a diff, accepts it with :w and closes it as Claude Code does, and
+// returns how long drawing and answering took.
+func (e *editor) cycle(b *testing.B, path, proposal string, n int, edit bool) (open, save time.Duration) {
+	b.Helper()
+	tab := fmt.Sprintf("✻ [Claude Code] %s (%06x) ⧉", filepath.Base(path), n)
+	answer, start := e.client.OpenDiffAt(path, proposal, tab)
+	select {
+	case <-e.opened:
+	case <-time.After(ideclient.WaitLimit):
+		b.Fatal("the diff was never opened")
+	}
+	select {
+	case drawn := <-e.flushed:
+		open = drawn.Sub(start)
+	case <-time.After(ideclient.WaitLimit):
+		b.Fatal("the diff was never drawn")
+	}
+	if edit {
+		if err := e.v.SetBufferLines(0, 0, 1, false, [][]byte{[]byte("edited by the user")}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start = time.Now()
+	if err := e.v.Command("w"); err != nil {
+		b.Fatal(err)
+	}
+	m := e.client.Await(answer, "openDiff")
+	save = m.Received.Sub(start)
+	texts := e.client.Texts(oneMessage(m), "openDiff")
+	if texts[0] != "FILE_SAVED" || (!edit && texts[1] != proposal) {
+		b.Fatalf("openDiff answered %.40q", texts)
+	}
+	for range 2 {
+		e.client.Texts(e.client.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
+	}
+	return open, save
+}
+
+func BenchmarkDiff(b *testing.B) {
+	cases := []struct {
+		lines     int
+		reps      int
+		openGoal  time.Duration
+		saveGoal  time.Duration
+		incOpen   string
+		incSave   string
+		nameLines string
+	}{
+		{10_000, 10, 20 * time.Millisecond, 2 * time.Millisecond, "37 ms", "3.6 ms", "10,000"},
+		{100_000, 5, 150 * time.Millisecond, 15 * time.Millisecond, "410 ms", "36 ms", "100,000"},
+	}
+	for _, c := range cases {
+		b.Run("lines="+strconv.Itoa(c.lines), func(b *testing.B) {
+			e := startEditor(b)
+			path, proposal := e.files(b, c.lines)
+			e.cycle(b, path, proposal, 0, false) // warm-up: first loads of Lua modules
+			for range b.N {
+				var opens, saves, edited []time.Duration
+				for i := range c.reps {
+					open, save := e.cycle(b, path, proposal, i+1, false)
+					opens, saves = append(opens, open), append(saves, save)
+					_, save = e.cycle(b, path, proposal, 100+i, true)
+					edited = append(edited, save)
+				}
+				recordDuration("openDiff → diff drawn, "+c.nameLines+" lines", opens, c.incOpen, c.openGoal)
+				recordDuration(":w → FILE_SAVED, "+c.nameLines+" lines", saves, c.incSave, c.saveGoal)
+				recordDuration(":w → FILE_SAVED after an edit in the proposal, "+c.nameLines+" lines", edited, "", 0)
+				b.ReportMetric(float64(median(opens))/1e6, "open-ms")
+				b.ReportMetric(float64(median(saves))/1e6, "save-ms")
+			}
+		})
+	}
+}
+
+// oneMessage is a channel holding m, to decode an awaited answer with Texts.
+func oneMessage(m ideclient.Message) <-chan ideclient.Message {
+	ch := make(chan ideclient.Message, 1)
+	ch <- m
+	return ch
+}
+
+// rssKB reads a process's resident set size.
+func rssKB(b *testing.B, pid int) int {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(data)
+	if m == nil {
+		b.Fatal("no VmRSS in /proc/pid/status")
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+func BenchmarkMemory(b *testing.B) {
+	for range b.N {
+		e := startEditor(b)
+		path, proposal := e.files(b, 10_000)
+		e.cycle(b, path, proposal, 0, false) // warm-up, as the first diff of a session
+		before := rssKB(b, e.pid)
+		for i := range 10 {
+			e.cycle(b, path, proposal, i+1, false)
+		}
+		after := rssKB(b, e.pid)
+		delta := float64(after-before) / 1024
+		addRow(row{
+			measurement: "Neovim RSS after ten 10,000-line diff cycles",
+			figure:      fmt.Sprintf("%+.1f MB (%.1f → %.1f MB)", delta, float64(before)/1024, float64(after)/1024),
+			value:       delta,
+			incumbent:   "+20 MB",
+			goal:        5,
+			unit:        "MB",
+		})
+		b.ReportMetric(delta, "rss-MB")
+	}
+}
+
+// startupTime runs Neovim headless with --startuptime and returns its total.
+func startupTime(b *testing.B, home string, extra ...string) time.Duration {
+	b.Helper()
+	log := filepath.Join(home, "startuptime.log")
+	os.Remove(log)
+	args := append([]string{"--headless", "-u", "NONE", "-i", "NONE", "-n", "--startuptime", log}, extra...)
+	args = append(args, "-c", "qa!")
+	cmd := exec.Command(nvimBin, args...)
+	cmd.Env = isolatedEnv(home)
+	cmd.Dir = home
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("nvim %v: %v\n%s", args, err, out)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^(\d+\.\d+)\s+\d+\.\d+: --- NVIM STARTED ---`).FindSubmatch(data)
+	if m == nil {
+		b.Fatalf("no NVIM STARTED line in:\n%s", data)
+	}
+	ms, _ := strconv.ParseFloat(string(m[1]), 64)
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+func BenchmarkStartup(b *testing.B) {
+	const reps = 30
+	for range b.N {
+		home := b.TempDir()
+		withPlugin := []string{
+			"--cmd", "set rtp^=" + repoRoot,
+			"-c", fmt.Sprintf("lua require('mcpdiff').setup({ bin = %q })", binary),
+		}
+		var without, with []time.Duration
+		for range reps {
+			without = append(without, startupTime(b, home))
+			with = append(with, startupTime(b, home, withPlugin...))
+		}
+		cost := median(with) - median(without)
+		addRow(row{
+			measurement: "start-up cost of the plugin + setup() (nvim --startuptime)",
+			figure:      fmt.Sprintf("%+.2f ms (%v → %v, n=%d)", float64(cost)/1e6, round(median(without)), round(median(with)), reps),
+			value:       float64(cost) / 1e6,
+			incumbent:   "+9.8 ms",
+			goal:        2,
+			unit:        "ms",
+		})
+		b.ReportMetric(float64(cost)/1e6, "startup-ms")
+	}
+}

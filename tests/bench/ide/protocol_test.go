@@ -1,0 +1,63 @@
+package ide
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	bide "github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/tests/nvim/ideclient"
+)
+
+// instantEditor shows nothing: with it the IDE server's own share of the times
+// above can be measured (JSON, WebSocket, state machine), Neovim left out.
+type instantEditor struct{ opened chan time.Time }
+
+func (e instantEditor) OpenDiff(context.Context, bide.DiffRequest) error {
+	e.opened <- time.Now()
+	return nil
+}
+
+func (instantEditor) CloseDiff(context.Context, string, bide.Outcome) error { return nil }
+
+func (instantEditor) Query(context.Context, string, map[string]any) (string, error) {
+	return "[]", nil
+}
+
+func BenchmarkProtocolOnly(b *testing.B) {
+	for _, c := range []struct {
+		lines int
+		reps  int
+		name  string
+	}{{10_000, 10, "10,000"}, {100_000, 5, "100,000"}} {
+		b.Run("lines="+strconv.Itoa(c.lines), func(b *testing.B) {
+			dir := b.TempDir()
+			ed := instantEditor{opened: make(chan time.Time, 1)}
+			s := bide.NewServer(bide.Options{Editor: ed, LockDir: dir, PID: os.Getpid(), Workspace: []string{dir}})
+			if err := s.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer s.Stop()
+			client := ideclient.Connect(b, s.Port(), s.Token())
+			e := &editor{ws: dir}
+			path, proposal := e.files(b, c.lines)
+			for range b.N {
+				var opens, answers []time.Duration
+				for i := range c.reps {
+					tab := fmt.Sprintf("tab %d", i)
+					answer, sent := client.OpenDiffAt(path, proposal, tab)
+					opens = append(opens, (<-ed.opened).Sub(sent))
+					start := time.Now()
+					s.Decide(tab, true, proposal)
+					answers = append(answers, client.Await(answer, "openDiff").Received.Sub(start))
+					client.Texts(client.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
+				}
+				recordDuration("IDE server alone (an editor that draws nothing): openDiff → OpenDiff, "+c.name+" lines", opens, "", 0)
+				recordDuration("IDE server alone (an editor that draws nothing): Decide → FILE_SAVED, "+c.name+" lines", answers, "", 0)
+			}
+		})
+	}
+}

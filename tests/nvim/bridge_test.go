@@ -1,0 +1,300 @@
+package nvimtest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func portClosed(port int) bool {
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+	if err != nil {
+		return true
+	}
+	conn.Close()
+	return false
+}
+
+func TestLockFile(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		info := s.waitAttached()
+		if info.Lock != filepath.Join(s.config, "ide", strconv.Itoa(info.Port)+".lock") {
+			t.Fatalf("lock file %s, want it in $CLAUDE_CONFIG_DIR/ide named after port %d", info.Lock, info.Port)
+		}
+		lock := readLock(t, info.Lock)
+		if lock.PID != s.pid || lock.Transport != "ws" || lock.IDEName != "Neovim" || lock.AuthToken != info.Token ||
+			len(lock.WorkspaceFolders) == 0 || lock.WorkspaceFolders[0] != s.ws {
+			t.Fatalf("lock file %+v: want Neovim's pid %d, ws transport and the cwd %s first", lock, s.pid, s.ws)
+		}
+		if st, _ := os.Stat(info.Lock); st.Mode().Perm() != 0o600 {
+			t.Fatalf("lock file mode %v, want 0600", st.Mode().Perm())
+		}
+		if info.Version != "0.1.0" {
+			t.Fatalf("the bridge reported version %q", info.Version)
+		}
+		// :cd moves the workspace, so `claude --ide` started there finds this Neovim.
+		sub := filepath.Join(s.ws, "sub")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s.cmd("cd " + sub)
+		eventually(t, "the lock file to follow :cd", func() bool {
+			l := readLock(t, info.Lock)
+			return len(l.WorkspaceFolders) > 0 && l.WorkspaceFolders[0] == sub
+		})
+	})
+}
+
+func TestStopCommand(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		// No selection tracking: its autocmds go with the client, which is no leak.
+		s, c := connected(t, nv, options{"track_selection": false})
+		info, _ := s.bridge()
+		path := s.writeFile("hello.txt", "hello\n")
+		before := s.snapshot()
+		answer := c.OpenDiff(path, "edited\n", tabName("hello.txt", 1))
+		s.waitViews(1)
+		s.cmd("McpDiffStop")
+		// :McpDiffStop returns once the bridge is gone: no waiting needed.
+		if _, err := os.Stat(info.Lock); !os.IsNotExist(err) {
+			t.Fatalf("lock file still there after :McpDiffStop (%v)", err)
+		}
+		if !portClosed(info.Port) {
+			t.Fatalf("port %d still open after :McpDiffStop", info.Port)
+		}
+		if processAlive(info.JobPID) {
+			t.Fatalf("bridge process %d still runs", info.JobPID)
+		}
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tabName("hello.txt", 1))
+		s.expectNoLeaks(before)
+		if msgs := s.messages(); len(msgs) != 0 {
+			t.Fatalf("a deliberate stop showed messages: %+v", msgs)
+		}
+		// And it starts again.
+		s.cmd("McpDiffStart")
+		s.waitAttached()
+	})
+}
+
+func TestRestartAfterBridgeKilled(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, options{"track_selection": false})
+		info, _ := s.bridge()
+		path := s.writeFile("hello.txt", "hello\n")
+		before := s.snapshot()
+		c.OpenDiff(path, "edited\n", tabName("hello.txt", 1))
+		s.waitViews(1)
+		if err := syscall.Kill(info.JobPID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		msgs := s.waitMessages()
+		if len(msgs) != 1 || !strings.Contains(msgs[0].Msg, "exited unexpectedly") || !strings.Contains(msgs[0].Msg, ":McpDiffStart") {
+			t.Fatalf("messages = %+v, want one that says the bridge died and how to restart", msgs)
+		}
+		if _, err := os.Stat(info.Lock); !os.IsNotExist(err) {
+			t.Fatalf("the dead bridge's lock file is still there (%v)", err)
+		}
+		s.expectNoLeaks(before)
+
+		s.cmd("McpDiffStart")
+		again := s.waitAttached()
+		if again.Port != info.Port || again.Token != info.Token {
+			t.Fatalf("restarted on port %d, want the previous port %d and token", again.Port, info.Port)
+		}
+		// Claude Code reconnects with what it read from the old lock file.
+		c2 := connect(t, info.Port, info.Token)
+		answer := c2.OpenDiff(path, "edited\n", tabName("hello.txt", 2))
+		s.waitViews(1)
+		s.cmd("w")
+		expectTexts(t, "openDiff", c2.Texts(answer, "openDiff"), "FILE_SAVED", "edited\n")
+		if msgs := s.messages(); len(msgs) != 1 {
+			t.Fatalf("messages after the restart: %+v", msgs)
+		}
+	})
+}
+
+func TestNeovimKilledEndsBridge(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		info := s.waitAttached()
+		if err := syscall.Kill(s.pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the bridge to exit after Neovim died", func() bool { return !processAlive(info.JobPID) })
+		if _, err := os.Stat(info.Lock); !os.IsNotExist(err) {
+			t.Fatalf("lock file left behind by the bridge of a killed Neovim (%v)", err)
+		}
+		if !portClosed(info.Port) {
+			t.Fatalf("port %d still open", info.Port)
+		}
+	})
+}
+
+func TestQuitWithPendingDiff(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, nil)
+		info, _ := s.bridge()
+		path := s.writeFile("hello.txt", "hello\n")
+		tab := tabName("hello.txt", 1)
+		answer := c.OpenDiff(path, "edited\n", tab)
+		s.waitViews(1)
+		s.input(":qa!<CR>") // VimLeavePre
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+		eventually(t, "Neovim and the bridge to exit", func() bool {
+			return !processAlive(s.pid) && !processAlive(info.JobPID)
+		})
+		if _, err := os.Stat(info.Lock); !os.IsNotExist(err) {
+			t.Fatalf("lock file left after quitting (%v)", err)
+		}
+	})
+}
+
+func TestVersionMismatch(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := newSession(t, nv)
+		s.lua(`vim.opt.rtp:prepend(...); require("mcpdiff").version = "0.0.9"`, nil, repoRoot)
+		s.setup(nil)
+		msgs := s.waitMessages()
+		want := fmt.Sprintf("mcpdiff: bin/mcpdiff is version 0.1.0 but the Lua plugin is 0.0.9: rebuild it with `make` in %s", repoRoot)
+		if len(msgs) != 1 || msgs[0].Msg != want {
+			t.Fatalf("messages = %+v, want %q", msgs, want)
+		}
+		eventually(t, "the mismatched bridge to stop", func() bool {
+			return len(s.lockFiles()) == 0
+		})
+	})
+}
+
+func TestMissingBinary(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		t.Run("configured", func(t *testing.T) {
+			s := newSession(t, nv)
+			s.setup(options{"bin": "/nonexistent/mcpdiff"})
+			msgs := s.waitMessages()
+			want := "mcpdiff: the binary /nonexistent/mcpdiff (option `bin`) is missing or not executable"
+			if len(msgs) != 1 || msgs[0].Msg != want {
+				t.Fatalf("messages = %+v, want %q", msgs, want)
+			}
+		})
+		t.Run("not built", func(t *testing.T) {
+			// A plugin checkout where `make` never ran.
+			root := t.TempDir()
+			for _, dir := range []string{"lua", "plugin"} {
+				if err := os.Symlink(filepath.Join(repoRoot, dir), filepath.Join(root, dir)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := newSession(t, nv)
+			s.lua(`
+local root = ...
+vim.opt.rtp:prepend(root)
+_G.test_messages = {}
+vim.notify = function(msg, level) table.insert(_G.test_messages, { msg = msg, level = level }) end
+require("mcpdiff").setup({})`, nil, root)
+			msgs := s.waitMessages()
+			want := fmt.Sprintf("mcpdiff: the binary %s/bin/mcpdiff is missing: run `make` in %s", root, root)
+			if len(msgs) != 1 || msgs[0].Msg != want {
+				t.Fatalf("messages = %+v, want %q", msgs, want)
+			}
+			var running bool
+			s.lua(`return require("mcpdiff.bridge").running()`, &running)
+			if running {
+				t.Fatal("a bridge runs without a binary")
+			}
+		})
+	})
+}
+
+func TestSetupValidation(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := newSession(t, nv)
+		s.setup(options{"auto_start": false, "colour": "red", "diff": map[string]any{"layot": "x"}})
+		msgs := s.messages()
+		want := "mcpdiff: unknown option(s) ignored: colour, diff.layot (see :help mcpdiff-config)"
+		if len(msgs) != 1 || msgs[0].Msg != want {
+			t.Fatalf("messages = %+v, want %q", msgs, want)
+		}
+		var ok bool
+		s.lua(`_G.test_messages = {}; return require("mcpdiff").setup({ diff = { layout = "diagonal" } })`, &ok)
+		msgs = s.messages()
+		if ok || len(msgs) != 1 || !strings.Contains(msgs[0].Msg, "diff.layout") || !strings.Contains(msgs[0].Msg, "vertical, horizontal") {
+			t.Fatalf("invalid layout: setup returned %v, messages %+v", ok, msgs)
+		}
+		if files := s.lockFiles(); len(files) != 0 {
+			t.Fatalf("auto_start = false started the bridge: %v", files)
+		}
+		// Idempotent: setup again starts the bridge once.
+		s.lua(`require("mcpdiff").setup({ bin = ... }); require("mcpdiff").setup({ bin = ... })`, nil, binPath)
+		s.waitAttached()
+		if files := s.lockFiles(); len(files) != 1 {
+			t.Fatalf("lock files after two setup() calls: %v", files)
+		}
+	})
+}
+
+func TestHealth(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		s.cmd("checkhealth mcpdiff")
+		var lines []string
+		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+		text := strings.Join(lines, "\n")
+		for _, want := range []string{"mcpdiff: binary", "0.1.0", "listening on 127.0.0.1", "lock file", "Claude Code"} {
+			if !strings.Contains(text, want) {
+				t.Fatalf(":checkhealth mcpdiff lacks %q:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, "ERROR") {
+			t.Fatalf(":checkhealth mcpdiff reports an error:\n%s", text)
+		}
+	})
+}
+
+func TestClaudeTerminalEnvironment(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "env.txt")
+		script := filepath.Join(dir, "fake-claude")
+		body := "#!/bin/sh\nenv > " + out + ".tmp\necho \"ARGS=$*\" >> " + out + ".tmp\nmv " + out + ".tmp " + out + "\n"
+		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s := newSession(t, nv)
+		s.lua(`vim.env.no_proxy = "example.com,localhost"; vim.env.NO_PROXY = nil`, nil)
+		s.setup(options{"terminal": map[string]any{"cmd": script, "args": []string{"--permission-mode", "default"}}})
+		info := s.waitAttached()
+		s.cmd("McpDiffClaude --resume")
+		var data []byte
+		eventually(t, "the fake claude to write its environment", func() bool {
+			var err error
+			data, err = os.ReadFile(out)
+			return err == nil
+		})
+		env := map[string]string{}
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				env[k] = v
+			}
+		}
+		want := map[string]string{
+			"CLAUDE_CODE_SSE_PORT":   strconv.Itoa(info.Port),
+			"ENABLE_IDE_INTEGRATION": "true",
+			"FORCE_CODE_TERMINAL":    "true",
+			"no_proxy":               "example.com,localhost,127.0.0.1,::1",
+			"NO_PROXY":               "localhost,127.0.0.1,::1",
+			"ARGS":                   "--permission-mode default --resume",
+		}
+		for k, v := range want {
+			if env[k] != v {
+				t.Errorf("%s = %q, want %q", k, env[k], v)
+			}
+		}
+	})
+}

@@ -1,0 +1,46 @@
+package nvimtest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// The help file must index with :helptags and every |link| in it must resolve.
+func TestHelpFile(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "doc", "mcpdiff.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var links []string
+	for _, m := range regexp.MustCompile(`\|([^| \t]+)\|`).FindAllStringSubmatch(string(doc), -1) {
+		links = append(links, m[1])
+	}
+	eachNvim(t, func(t *testing.T, nv string) {
+		// :helptags writes doc/tags: index a copy, not the checkout.
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "doc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "doc", "mcpdiff.txt"), doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := newSession(t, nv)
+		var failures []string
+		s.lua(`
+local root, links = ...
+vim.opt.rtp:prepend(root)
+local failures = {}
+local ok, err = pcall(vim.cmd, "helptags " .. root .. "/doc")
+if not ok then table.insert(failures, "helptags: " .. tostring(err)) end
+for _, link in ipairs(links) do
+  local found, e = pcall(vim.cmd, "help " .. link)
+  if not found then table.insert(failures, link .. ": " .. tostring(e)) end
+end
+return failures`, &failures, root, links)
+		if len(failures) > 0 {
+			t.Fatalf("help file problems: %q", failures)
+		}
+	})
+}

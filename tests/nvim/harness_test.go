@@ -1,0 +1,399 @@
+// Package nvimtest drives the whole Neovim half of mcpdiff end to end: a real
+// headless Neovim running the Lua plugin from this checkout, the real `mcpdiff nvim`
+// bridge it starts, and a WebSocket client that talks to the bridge exactly as
+// Claude Code does. The user's side is driven through Neovim's RPC (commands, keys).
+//
+// Every test runs on each Neovim in $MCPDIFF_NVIMS (colon-separated; default
+// /usr/bin/nvim and ~/.cache/nvim-0.10/bin/nvim when present). $MCPDIFF_BIN names a
+// prebuilt binary; otherwise TestMain builds one.
+package nvimtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/tests/nvim/ideclient"
+)
+
+// waitLimit bounds every wait; reaching it is a failure, never a pace.
+const waitLimit = ideclient.WaitLimit
+
+var (
+	repoRoot string   // the checkout: the plugin's runtimepath entry
+	binPath  string   // the mcpdiff binary under test
+	nvims    []string // Neovim binaries to run every test on
+	raceLogs string   // where a -race build of the bridge reports races ("" when prebuilt)
+)
+
+func TestMain(m *testing.M) {
+	code, err := setupSuite(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tests/nvim:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setupSuite(m *testing.M) (int, error) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return 0, err
+	}
+	repoRoot = root
+	nvims = neovims()
+	if len(nvims) == 0 {
+		return 0, errors.New("no Neovim found: set MCPDIFF_NVIMS")
+	}
+	binPath = os.Getenv("MCPDIFF_BIN")
+	if binPath == "" {
+		dir, err := os.MkdirTemp("", "mcpdiff-bin-")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(dir)
+		binPath = filepath.Join(dir, "mcpdiff")
+		// Built with -race: the bridge's goroutines are exercised here, not in unit tests.
+		build := exec.Command("go", "build", "-race", "-o", binPath, "./cmd/mcpdiff")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("build mcpdiff: %v\n%s", err, out)
+		}
+		raceLogs = filepath.Join(dir, "races")
+		if err := os.Mkdir(raceLogs, 0o755); err != nil {
+			return 0, err
+		}
+	}
+	code := m.Run()
+	if reports, _ := filepath.Glob(filepath.Join(raceLogs, "race*")); raceLogs != "" && len(reports) > 0 {
+		for _, r := range reports {
+			data, _ := os.ReadFile(r)
+			fmt.Fprintf(os.Stderr, "data race in the bridge (%s):\n%s\n", r, data)
+		}
+		return 1, nil
+	}
+	return code, nil
+}
+
+func neovims() []string {
+	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
+		var out []string
+		for _, p := range strings.Split(env, ":") {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	var out []string
+	home, _ := os.UserHomeDir()
+	for _, p := range []string{"/usr/bin/nvim", filepath.Join(home, ".cache/nvim-0.10/bin/nvim")} {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// eachNvim runs fn as a subtest per Neovim binary.
+func eachNvim(t *testing.T, fn func(t *testing.T, nvimBin string)) {
+	t.Helper()
+	for _, bin := range nvims {
+		t.Run(nvimVersionName(bin), func(t *testing.T) { fn(t, bin) })
+	}
+}
+
+func nvimVersionName(bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return filepath.Base(bin)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.ReplaceAll(strings.TrimSpace(first), " ", "-")
+}
+
+// eventually polls cond until it holds, failing the test after waitLimit.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// processAlive tells whether pid still runs (a zombie counts as gone).
+func processAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat))
+	return len(fields) < 3 || fields[2] != "Z"
+}
+
+// session is one headless Neovim with the plugin, in its own HOME, config and
+// workspace folders.
+type session struct {
+	t      *testing.T
+	v      *nvimrpc.Nvim
+	nvim   string
+	home   string
+	config string // $CLAUDE_CONFIG_DIR
+	ws     string // the workspace: Neovim's cwd
+	pid    int    // Neovim's pid
+	closed bool
+}
+
+// options are extra setup() options; "bin" defaults to the binary under test.
+type options map[string]any
+
+// startNvim starts Neovim, loads the plugin and calls setup(opts). Unless
+// opts["auto_start"] is false it waits until the bridge has written its lock file.
+func startNvim(t *testing.T, nvimBin string, opts options) *session {
+	t.Helper()
+	s := newSession(t, nvimBin)
+	s.setup(opts)
+	if opts["auto_start"] != false {
+		s.waitAttached()
+	}
+	return s
+}
+
+func newSession(t *testing.T, nvimBin string) *session {
+	t.Helper()
+	base := t.TempDir()
+	s := &session{t: t, nvim: nvimBin, home: filepath.Join(base, "home"), config: filepath.Join(base, "claude"), ws: filepath.Join(base, "ws")}
+	for _, d := range []string{s.home, s.config, s.ws} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := filepath.EvalSymlinks(s.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ws = ws
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + s.home,
+		"CLAUDE_CONFIG_DIR=" + s.config,
+		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local/share"),
+		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local/state"),
+		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
+		"TERM=xterm-256color",
+	}
+	if raceLogs != "" {
+		env = append(env, "GORACE=atexit_sleep_ms=0 log_path="+filepath.Join(raceLogs, "race"))
+	}
+	v, err := nvimrpc.NewChildProcess(
+		nvimrpc.ChildProcessCommand(nvimBin),
+		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
+		nvimrpc.ChildProcessEnv(env),
+		nvimrpc.ChildProcessDir(s.ws),
+		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
+	)
+	if err != nil {
+		t.Fatalf("start %s: %v", nvimBin, err)
+	}
+	s.v = v
+	if err := v.Call("getpid", &s.pid); err != nil {
+		t.Fatalf("getpid: %v", err)
+	}
+	t.Cleanup(s.close)
+	return s
+}
+
+// initLua puts the checkout on the runtimepath, records notifications instead of
+// showing them, and calls setup.
+const initLua = `
+local root, opts = ...
+vim.opt.rtp:prepend(root)
+vim.cmd("runtime plugin/mcpdiff.lua")
+_G.test_messages = {}
+vim.notify = function(msg, level)
+  table.insert(_G.test_messages, { msg = msg, level = level or vim.log.levels.INFO })
+end
+require("mcpdiff").setup(opts)
+`
+
+func (s *session) setup(opts options) {
+	s.t.Helper()
+	lua := map[string]any{"bin": binPath}
+	for k, v := range opts {
+		lua[k] = v
+	}
+	if lua["bin"] == nil {
+		delete(lua, "bin")
+	}
+	s.lua(initLua, nil, repoRoot, lua)
+}
+
+// lua runs a Lua chunk in Neovim (its arguments are `...`).
+func (s *session) lua(code string, result any, args ...any) {
+	s.t.Helper()
+	if err := s.v.ExecLua(code, result, args...); err != nil {
+		s.t.Fatalf("lua: %v\n%s", err, code)
+	}
+}
+
+// cmd runs an Ex command.
+func (s *session) cmd(command string) {
+	s.t.Helper()
+	if err := s.v.Command(command); err != nil {
+		s.t.Fatalf(":%s: %v", command, err)
+	}
+}
+
+// input types keys as the user would (processed asynchronously by Neovim).
+func (s *session) input(keys string) {
+	s.t.Helper()
+	if _, err := s.v.Input(keys); err != nil {
+		s.t.Fatalf("input %q: %v", keys, err)
+	}
+}
+
+// bridgeInfo is what the plugin knows about its running bridge.
+type bridgeInfo struct {
+	Port    int    `msgpack:"port"`
+	Lock    string `msgpack:"lock"`
+	Token   string `msgpack:"token"`
+	Version string `msgpack:"version"`
+	JobPID  int    `msgpack:"job_pid"`
+}
+
+func (s *session) bridge() (info bridgeInfo, ok bool) {
+	s.t.Helper()
+	s.lua(`
+local b = require("mcpdiff.bridge")
+local info = b.info()
+if not info then return { port = 0 } end
+return { port = info.port, lock = info.lock, token = info.token, version = info.version, job_pid = b.job_pid() }`, &info)
+	return info, info.Port != 0
+}
+
+// waitAttached waits until the bridge reported its port and its lock file exists.
+func (s *session) waitAttached() bridgeInfo {
+	s.t.Helper()
+	var info bridgeInfo
+	eventually(s.t, "the bridge to attach and write its lock file", func() bool {
+		var ok bool
+		info, ok = s.bridge()
+		if !ok {
+			return false
+		}
+		_, err := os.Stat(info.Lock)
+		return err == nil
+	})
+	return info
+}
+
+// lockFile is the lock file as Claude Code reads it.
+type lockFile struct {
+	PID              int      `json:"pid"`
+	WorkspaceFolders []string `json:"workspaceFolders"`
+	IDEName          string   `json:"ideName"`
+	Transport        string   `json:"transport"`
+	AuthToken        string   `json:"authToken"`
+}
+
+func readLock(t *testing.T, path string) lockFile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read lock file: %v", err)
+	}
+	var l lockFile
+	if err := json.Unmarshal(data, &l); err != nil {
+		t.Fatalf("lock file %s: %v\n%s", path, err, data)
+	}
+	return l
+}
+
+// lockFiles lists the *.lock files of the session's lock directory.
+func (s *session) lockFiles() []string {
+	matches, _ := filepath.Glob(filepath.Join(s.config, "ide", "*.lock"))
+	return matches
+}
+
+type message struct {
+	Msg   string `msgpack:"msg"`
+	Level int    `msgpack:"level"`
+}
+
+// messages returns the notifications the plugin showed so far.
+func (s *session) messages() []message {
+	s.t.Helper()
+	var msgs []message
+	s.lua(`return _G.test_messages`, &msgs)
+	return msgs
+}
+
+// waitMessages waits for the plugin to show a message and returns all so far.
+func (s *session) waitMessages() []message {
+	s.t.Helper()
+	var msgs []message
+	eventually(s.t, "a message from the plugin", func() bool {
+		msgs = s.messages()
+		return len(msgs) > 0
+	})
+	return msgs
+}
+
+// writeFile writes a workspace file and returns its absolute path.
+func (s *session) writeFile(name, content string) string {
+	s.t.Helper()
+	path := filepath.Join(s.ws, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return path
+}
+
+// close quits Neovim and waits for the bridge process to end.
+func (s *session) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if s.t.Failed() {
+		var log []string
+		_ = s.v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; return b and b.stderr() or {}`, &log)
+		s.t.Logf("bridge log:\n%s", strings.Join(log, "\n"))
+	}
+	var jobPID int
+	_ = s.v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; return b and b.job_pid() or 0`, &jobPID)
+	_ = s.v.Close()
+	deadline := time.Now().Add(waitLimit)
+	for processAlive(jobPID) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if processAlive(jobPID) {
+		s.t.Errorf("the bridge (pid %d) still runs after Neovim quit", jobPID)
+		_ = syscall.Kill(jobPID, syscall.SIGKILL)
+	}
+}
+
+func writeString(path, content string) error {
+	return os.WriteFile(path, []byte(content), 0o644)
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }

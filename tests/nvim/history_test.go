@@ -1,0 +1,229 @@
+package nvimtest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/history"
+)
+
+// requireHistoryCLI skips history tests while the binary has no `status` command.
+func requireHistoryCLI(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(binPath, "status", "--json")
+	cmd.Dir = t.TempDir()
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "unknown command") {
+		t.Skip("mcpdiff status is not implemented in this binary yet")
+	}
+}
+
+// recordEdit records, in the session's workspace, that path went from before to
+// after (already on disk) in conversation conv, and returns the edit id.
+func (s *session) recordEdit(conv, path, before, after string) string {
+	s.t.Helper()
+	if err := os.WriteFile(path, []byte(after), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	rec := history.NewEditorRecorder([]string{s.ws})
+	if err := rec.RecordAccepted(conv, path, []byte(before), true, []byte(after)); err != nil {
+		s.t.Fatalf("record an edit: %v", err)
+	}
+	entries := s.historyEntries()
+	return entries[len(entries)-1].EditID
+}
+
+type historyEntry struct {
+	EditID         string `json:"edit_id"`
+	ConversationID string `json:"conversation_id"`
+	Status         string `json:"status"`
+	Operation      string `json:"operation"`
+	FilePath       string `json:"file_path"`
+	Source         string `json:"source"`
+}
+
+func (s *session) historyEntries() []historyEntry {
+	s.t.Helper()
+	cmd := exec.Command(binPath, "status", "--json")
+	cmd.Dir = s.ws
+	out, err := cmd.Output()
+	if err != nil {
+		s.t.Fatalf("mcpdiff status --json: %v", err)
+	}
+	var entries []historyEntry
+	if err := json.Unmarshal(out, &entries); err != nil {
+		s.t.Fatalf("mcpdiff status --json: %v\n%s", err, out)
+	}
+	return entries
+}
+
+func (s *session) bufferLines(path string) []string {
+	s.t.Helper()
+	var lines []string
+	s.lua(`return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)`, &lines, path)
+	return lines
+}
+
+func (s *session) waitMessage(contains string) {
+	s.t.Helper()
+	eventually(s.t, "a message containing "+contains, func() bool {
+		for _, m := range s.messages() {
+			if strings.Contains(m.Msg, contains) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestHistoryRejectAndAcceptCommands(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, options{"auto_start": false})
+		path := s.writeFile("hello.txt", "a\n")
+		id := s.recordEdit("conv_1_aa", path, "a\n", "b\n")
+		s.cmd("edit " + path)
+
+		// No ID in a file buffer: the pending edits of that file.
+		s.cmd("McpDiffReject")
+		eventually(t, "the file and its buffer to lose the edit", func() bool {
+			return readFile(t, path) == "a\n" && reflect.DeepEqual(s.bufferLines(path), []string{"a"})
+		})
+		s.waitMessage("the pending edits of hello.txt: rejected 1 edit")
+
+		s.cmd("McpDiffAccept " + id)
+		eventually(t, "the accepted edit to come back", func() bool {
+			return readFile(t, path) == "b\n" && reflect.DeepEqual(s.bufferLines(path), []string{"b"})
+		})
+		s.waitMessage(id + ": accepted 1 edit")
+		if e := s.historyEntries(); len(e) != 1 || e[0].Status != "accepted" {
+			t.Fatalf("history after accept: %+v", e)
+		}
+	})
+}
+
+func TestHistoryRejectAfterOutsideChange(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		for _, discard := range []bool{false, true} {
+			s := startNvim(t, nv, options{"auto_start": false})
+			path := s.writeFile("hello.txt", "a\n")
+			s.recordEdit("conv_1_bb", path, "a\n", "b\n")
+			if err := os.WriteFile(path, []byte("b\noutside\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s.cmd("edit " + path)
+			s.lua(`_G.asked = nil
+local answer = ...
+require("mcpdiff.history").confirm = function(question) _G.asked = question; return answer end`, nil, discard)
+			s.cmd("McpDiffReject")
+			var asked string
+			eventually(t, "the question about the outside changes", func() bool {
+				s.lua(`return _G.asked or ""`, &asked)
+				return asked != ""
+			})
+			if !strings.Contains(asked, "Discard those outside changes and reject?") {
+				t.Fatalf("asked %q", asked)
+			}
+			if discard {
+				eventually(t, "the forced reject", func() bool { return readFile(t, path) == "a\n" })
+				eventually(t, "the buffer to reload", func() bool { return reflect.DeepEqual(s.bufferLines(path), []string{"a"}) })
+			} else {
+				s.waitMessage("reject cancelled: the outside changes were kept")
+				if got := readFile(t, path); got != "b\noutside\n" {
+					t.Fatalf("declined, yet the file became %q", got)
+				}
+			}
+			s.close()
+		}
+	})
+}
+
+func TestStatusReview(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		info, _ := s.bridge()
+		path := s.writeFile("dir/hello.txt", "a\n")
+		id := s.recordEdit("conv_1_cc", path, "a\n", "b\n")
+		s.cmd("McpDiffStatus")
+		editLine := func() (int, []string) {
+			var lines []string
+			s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+			for i, l := range lines {
+				if strings.HasPrefix(strings.TrimSpace(l), id[:8]) {
+					return i + 1, lines
+				}
+			}
+			return 0, lines
+		}
+		var lines []string
+		var line int
+		eventually(t, "the review buffer to list the edit", func() bool {
+			line, lines = editLine()
+			return line > 0
+		})
+		text := strings.Join(lines, "\n")
+		for _, want := range []string{"Bridge: listening on 127.0.0.1:" + itoa(info.Port), "Conversation conv_1_cc (1)", "pending", "edit", "dir/hello.txt"} {
+			if !strings.Contains(text, want) {
+				t.Fatalf("review buffer lacks %q:\n%s", want, text)
+			}
+		}
+		s.lua(`vim.api.nvim_win_set_cursor(0, { ..., 0 })`, nil, line)
+		s.input("r")
+		eventually(t, "the edit to show as rejected", func() bool {
+			l, lines := editLine()
+			return l > 0 && strings.Contains(lines[l-1], "rejected")
+		})
+		if got := readFile(t, path); got != "a\n" {
+			t.Fatalf("r in the review left the file %q", got)
+		}
+		line, _ = editLine()
+		s.lua(`vim.api.nvim_win_set_cursor(0, { ..., 0 })`, nil, line)
+		s.input("<CR>")
+		eventually(t, "the diff of the edit", func() bool {
+			var name string
+			s.lua(`return vim.api.nvim_buf_get_name(0)`, &name)
+			return strings.HasSuffix(name, "mcpdiff://show/"+id)
+		})
+		var diff []string
+		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &diff)
+		if !strings.Contains(strings.Join(diff, "\n"), "+b") {
+			t.Fatalf("the diff buffer shows:\n%s", strings.Join(diff, "\n"))
+		}
+	})
+}
+
+func TestAcceptedDiffIsRecorded(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, nil)
+		path := s.writeFile("hello.txt", "hello\n")
+		c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs") // a new turn
+		tab := tabName("hello.txt", 1)
+		answer := c.OpenDiff(path, "hello edited\n", tab)
+		s.waitViews(1)
+		s.cmd("w")
+		text := c.Texts(answer, "openDiff")[1]
+		for range 2 {
+			c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var entries []historyEntry
+		eventually(t, "the accepted diff in the history", func() bool {
+			cmd := exec.Command(binPath, "status", "--json")
+			cmd.Dir = s.ws
+			out, err := cmd.Output()
+			return err == nil && json.Unmarshal(out, &entries) == nil && len(entries) == 1
+		})
+		if e := entries[0]; e.FilePath != path || e.Source != "ide" || e.Status != "pending" {
+			t.Fatalf("recorded %+v", e)
+		}
+	})
+}

@@ -1,0 +1,160 @@
+package nvimtest
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+type selectionParams struct {
+	Text      string `json:"text"`
+	FilePath  string `json:"filePath"`
+	FileURL   string `json:"fileUrl"`
+	Selection struct {
+		Start   position `json:"start"`
+		End     position `json:"end"`
+		IsEmpty bool     `json:"isEmpty"`
+	} `json:"selection"`
+}
+
+type position struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+func selectionOf(s, e position, text, path string) selectionParams {
+	var p selectionParams
+	p.Text, p.FilePath, p.FileURL = text, path, "file://"+path
+	p.Selection.Start, p.Selection.End, p.Selection.IsEmpty = s, e, text == ""
+	return p
+}
+
+// waitSelection waits for the next selection_changed after the first `seen` ones.
+func waitSelection(t *testing.T, c *ideClient, seen int) (selectionParams, int) {
+	t.Helper()
+	var got []rpcMessage
+	eventually(t, "a selection_changed notification", func() bool {
+		got = c.Notifications("selection_changed")
+		return len(got) > seen
+	})
+	var p selectionParams
+	if err := json.Unmarshal(got[seen].Params, &p); err != nil {
+		t.Fatalf("selection_changed params: %v in %s", err, got[seen].Raw)
+	}
+	return p, seen + 1
+}
+
+func TestSelectionChanged(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, nil)
+		path := s.writeFile("hello.txt", "hello world\nsecond line\nthird\n")
+		seen := len(c.Notifications("selection_changed"))
+		s.cmd("edit " + path)
+		s.input("2G")
+		got, seen := waitSelection(t, c, seen)
+		if want := selectionOf(position{1, 0}, position{1, 0}, "", path); !reflect.DeepEqual(got, want) {
+			t.Fatalf("cursor selection = %+v, want %+v", got, want)
+		}
+
+		// Charwise: "world\nsecond" (0-based lines, byte columns, end exclusive).
+		s.input("gg7|vjh")
+		got, seen = waitSelection(t, c, seen)
+		if want := selectionOf(position{0, 6}, position{1, 6}, "world\nsecond", path); !reflect.DeepEqual(got, want) {
+			t.Fatalf("visual selection = %+v, want %+v", got, want)
+		}
+		// Leaving visual mode keeps the selection until the cursor moves (#246).
+		s.input("<Esc>")
+		s.input("V")
+		got, seen = waitSelection(t, c, seen)
+		if want := selectionOf(position{1, 0}, position{1, 11}, "second line", path); !reflect.DeepEqual(got, want) {
+			t.Fatalf("linewise selection = %+v, want %+v", got, want)
+		}
+		s.input("<Esc>G0")
+		got, _ = waitSelection(t, c, seen)
+		if want := selectionOf(position{2, 0}, position{2, 0}, "", path); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after moving = %+v, want %+v", got, want)
+		}
+	})
+}
+
+func TestSelectionNotTrackedFromTerminal(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, _ := connected(t, nv, nil)
+		s.cmd("terminal cat")
+		s.input("i")
+		var none bool
+		eventually(t, "terminal mode", func() bool {
+			var mode string
+			s.lua(`return vim.api.nvim_get_mode().mode`, &mode)
+			return mode == "t"
+		})
+		s.lua(`return require("mcpdiff.selection").current() == nil`, &none)
+		if !none {
+			t.Fatal("the terminal buffer has a selection to send")
+		}
+	})
+}
+
+func TestSelectionTrackingOff(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, options{"track_selection": false})
+		path := s.writeFile("hello.txt", "hello\n")
+		s.cmd("edit " + path)
+		s.input("v$")
+		var tracking int
+		s.lua(`return vim.fn.exists("#mcpdiff_selection")`, &tracking)
+		if tracking != 0 {
+			t.Fatal("track_selection = false, yet selection autocmds exist")
+		}
+		c.Texts(c.CallTool("getWorkspaceFolders", nil), "getWorkspaceFolders")
+		if n := c.Notifications("selection_changed"); len(n) != 0 {
+			t.Fatalf("track_selection = false still sent %d selection_changed", len(n))
+		}
+	})
+}
+
+func TestAtMentioned(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, nil)
+		path := s.writeFile("src/main.go", "package main\n\nfunc main() {}\n")
+		s.cmd("edit " + path)
+		s.cmd("2,3McpDiffSend")
+		s.cmd("McpDiffSend")
+		var got []rpcMessage
+		eventually(t, "two at_mentioned notifications", func() bool {
+			got = c.Notifications("at_mentioned")
+			return len(got) == 2
+		})
+		for i, want := range []string{
+			`{"filePath":"src/main.go","lineEnd":2,"lineStart":1}`,
+			`{"filePath":"src/main.go"}`,
+		} {
+			if string(got[i].Params) != want {
+				t.Fatalf("at_mentioned %d params = %s, want %s", i, got[i].Params, want)
+			}
+		}
+	})
+}
+
+func TestAtMentionedQueuedUntilConnected(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		info := s.waitAttached()
+		outside := t.TempDir() + "/notes.txt"
+		if err := writeString(outside, "x\ny\n"); err != nil {
+			t.Fatal(err)
+		}
+		s.cmd("edit " + outside)
+		s.cmd("1McpDiffSend")
+		c := connect(t, info.Port, info.Token)
+		var got []rpcMessage
+		eventually(t, "the queued at_mentioned", func() bool {
+			got = c.Notifications("at_mentioned")
+			return len(got) == 1
+		})
+		want := `{"filePath":"` + outside + `","lineEnd":0,"lineStart":0}`
+		if string(got[0].Params) != want {
+			t.Fatalf("at_mentioned params = %s, want %s (absolute outside the cwd)", got[0].Params, want)
+		}
+	})
+}
