@@ -57,16 +57,3 @@ func BenchmarkDecodeEntry(b *testing.B) {
 		})
 	}
 }
-
-func TestPlainASCII(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		for pos := 0; pos < 17; pos++ {
-			b := []byte("abcdefghijklmnopq")
-			b[pos] = byte(c)
-			want := !special[c]
-			if got := plainASCII(string(b)); got != want {
-				t.Fatalf("byte %#x at %d: got %v", c, pos, got)
-			}
-		}
-	}
-}

@@ -33,10 +33,6 @@ type BridgeOptions struct {
 	Logf        func(format string, args ...any)
 }
 
-// clientPoll is how often the bridge looks at the number of connected clients to
-// switch the plugin's selection tracking on and off.
-const clientPoll = 200 * time.Millisecond
-
 // bridge is one `mcpdiff nvim` process: a Neovim on stdio and an IDE server.
 type bridge struct {
 	v      *nvimrpc.Nvim
@@ -87,7 +83,6 @@ func (b *bridge) wait(ctx context.Context, served, attached <-chan error) error 
 		if err != nil {
 			return err
 		}
-		go b.watchClients(ctx)
 		select {
 		case err := <-served:
 			return connectionError(err)
@@ -188,6 +183,7 @@ func (b *bridge) attach(ctx context.Context) error {
 		Version:   b.opts.Version,
 		Recorder:  recorder,
 		Logf:      b.logf,
+		OnClients: b.reportClients,
 	})
 	b.editor.Decider = s
 	if err := s.Start(); err != nil {
@@ -246,35 +242,13 @@ func (b *bridge) status() (map[string]any, error) {
 	return out, nil
 }
 
-// watchClients tells the plugin when the number of connected clients changes, so it
-// tracks the selection only while someone listens.
-func (b *bridge) watchClients(ctx context.Context) {
-	last := 0
-	tick := time.NewTicker(clientPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-b.editor.life.Done():
-			return
-		case <-tick.C:
-		}
-		s := b.ideServer()
-		if s == nil {
-			continue
-		}
-		n := len(s.Status().Clients)
-		if n == last {
-			continue
-		}
-		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := execLua(callCtx, b.v, "report clients", `require("mcpdiff.bridge")._clients(...)`, nil, n)
-		cancel()
-		if err != nil {
-			return // Neovim is gone
-		}
-		last = n
+// reportClients tells the plugin the number of connected clients, so it tracks the
+// selection only while someone listens.
+func (b *bridge) reportClients(n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := execLua(ctx, b.v, "report clients", `require("mcpdiff.bridge")._clients(...)`, nil, n); err != nil {
+		b.logf("tell Neovim the number of clients: %v", err)
 	}
 }
 

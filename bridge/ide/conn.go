@@ -49,7 +49,8 @@ type client struct {
 	ready    bool // notifications/initialized received: the handshake is complete
 	closing  bool // no new requests start
 	handlers sync.WaitGroup
-	conv     string // the conversation of the client's current turn, made lazily
+	inflight map[string]context.CancelFunc // openDiff requests served by serveOpenDiff, by id
+	conv     string                        // the conversation of the client's current turn, made lazily
 }
 
 // serveHTTP authenticates the upgrade, accepts the WebSocket and serves it until it
@@ -120,6 +121,7 @@ func (s *Server) addClient(conn *websocket.Conn) (*client, bool) {
 	c.lastPong.Store(wallNow().UnixNano())
 	s.clients[c] = struct{}{}
 	s.mu.Unlock()
+	s.clientsDidChange()
 
 	if err := s.mcp.RegisterSession(ctx, c); err != nil {
 		s.logf("ide: register MCP session %s: %v", c.id, err)
@@ -154,6 +156,7 @@ func (s *Server) forgetClient(c *client) {
 	s.mu.Lock()
 	delete(s.clients, c)
 	s.mu.Unlock()
+	s.clientsDidChange()
 	s.mcp.UnregisterSession(context.Background(), c.id)
 	// A saved diff waits for the client to write the file, unless that is settled.
 	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.owner == c && (d.status != diffSaved || d.settled) }))
@@ -192,24 +195,14 @@ func (c *client) readLoop() error {
 	}
 }
 
-// envelope is the part of a JSON-RPC message the transport routes by, read in one
-// pass: openDiff messages carry whole files.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name string `json:"name"` // the tool of a tools/call
-	} `json:"params"`
-}
-
-func (e envelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
-
 // dispatch handles initialize and notifications inline, in read order (a tools/call
 // must never overtake initialize), and every other request in its own goroutine:
 // openDiff blocks for minutes while the client keeps sending.
 func (c *client) dispatch(data []byte) {
-	var env envelope
-	parsed := json.Unmarshal(data, &env) == nil
+	env, parsed := readEnvelope(data)
+	if parsed && env.Method == "notifications/cancelled" {
+		c.cancelRequest(env.Params.RequestID) // an openDiff served here; mcp-go hears it too
+	}
 	switch {
 	case parsed && env.Method == "" && env.hasID():
 		// A response to a request of ours; we send none, and HandleMessage would
@@ -227,6 +220,10 @@ func (c *client) dispatch(data []byte) {
 		c.mu.Unlock()
 		go func() {
 			defer c.handlers.Done()
+			if (env.diff != nil || env.diffErr != nil) && c.initialized.Load() {
+				c.serveOpenDiff(env)
+				return
+			}
 			c.handle(data, env)
 		}()
 	}

@@ -365,3 +365,20 @@ func waitForCall(t *testing.T, e *fakeEditor, prefix string) {
 		}
 	}
 }
+
+// A message the one-pass reader declines (here a lone surrogate escape, which
+// encoding/json turns into U+FFFD) is still served, through mcp-go.
+func TestOpenDiffTheFastReaderDeclinesStillWorks(t *testing.T) {
+	s := startServer(t, nil, nil)
+	c := connectReady(t, s)
+	path := writeFile(t, "a.txt", "a\n")
+	ch := c.expect("77")
+	c.send(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"openDiff","arguments":{"old_file_path":` +
+		strconv.Quote(path) + `,"new_file_path":` + strconv.Quote(path) + `,"new_file_contents":"x\ud800y","tab_name":"` + tabA + `"}}}`)
+	req := s.editor.waitOpened(t)
+	if req.Contents != "x\uFFFDy" {
+		t.Fatalf("contents %q", req.Contents)
+	}
+	s.Decide(tabA, true, "done\n")
+	wantTexts(t, c.texts(c.await(ch, "openDiff")), "FILE_SAVED", "done\n")
+}

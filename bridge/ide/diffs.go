@@ -52,16 +52,29 @@ type diffAnswer struct {
 	text     string
 }
 
-// openDiff shows a proposal and blocks until the user decides, close_tab cancels it,
-// or the request ends (client gone, Stop).
-func (s *Server) openDiff(ctx context.Context, c *client, args map[string]any) (*mcp.CallToolResult, error) {
-	req, err := diffRequestFrom(args)
+// openDiffTool is openDiff as an mcp-go tool (the transport serves the real calls in
+// serveOpenDiff; this answers one that reaches mcp-go anyway).
+func (s *Server) openDiffTool(ctx context.Context, c *client, args map[string]any) (*mcp.CallToolResult, error) {
+	req, err := diffRequestFrom(func(name string) (string, error) { return stringParam(args, name) })
 	if err != nil {
 		return nil, err
 	}
-	before, existed, err := readOldFile(req.OldPath)
+	accepted, text, err := s.openDiff(ctx, c, req)
 	if err != nil {
 		return nil, err
+	}
+	if accepted {
+		return textResult("FILE_SAVED", text), nil
+	}
+	return textResult("DIFF_REJECTED", req.TabName), nil
+}
+
+// openDiff shows a proposal and blocks until the user decides (accepted, with the
+// text to save), close_tab cancels it, or the request ends (client gone, Stop).
+func (s *Server) openDiff(ctx context.Context, c *client, req DiffRequest) (accepted bool, text string, err error) {
+	before, existed, err := readOldFile(req.OldPath)
+	if err != nil {
+		return false, "", err
 	}
 	req.NewFile = !existed
 	d := &diff{
@@ -74,18 +87,19 @@ func (s *Server) openDiff(ctx context.Context, c *client, args map[string]any) (
 	}
 	replaced, err := s.registerDiff(d)
 	if err != nil {
-		return nil, err
+		return false, "", err
 	}
 	if replaced != nil {
 		s.teardown(replaced)
 	}
 	if err := s.editor.OpenDiff(ctx, req); err != nil {
 		s.unregisterDiff(d)
-		return nil, asToolError(err, "Diff setup failed")
+		return false, "", asToolError(err, "Diff setup failed")
 	}
-	if !s.registered(d) {
+	if s.tabFree(d) {
 		// close_tab or Stop closed it while the editor was still drawing it, so
-		// that teardown may have come first: close the view again.
+		// that teardown may have come first: close the view again. (If a newer diff
+		// took the tab name meanwhile, the view is that diff's: leave it.)
 		s.teardown(d)
 	}
 
@@ -98,16 +112,15 @@ func (s *Server) openDiff(ctx context.Context, c *client, args map[string]any) (
 		s.closeDiffs(s.takeDiffs(func(x *diff) bool { return x == d && x.status == diffPending }))
 		a = <-d.answer
 	}
-	if a.accepted {
-		return textResult("FILE_SAVED", a.text), nil
-	}
-	return textResult("DIFF_REJECTED", req.TabName), nil
+	return a.accepted, a.text, nil
 }
 
-func diffRequestFrom(args map[string]any) (DiffRequest, error) {
+// diffRequestFrom checks openDiff's arguments; arg returns a required string argument
+// or the protocol's -32602 error.
+func diffRequestFrom(arg func(name string) (string, error)) (DiffRequest, error) {
 	var values [4]string
 	for i, name := range []string{"old_file_path", "new_file_path", "new_file_contents", "tab_name"} {
-		v, err := stringParam(args, name)
+		v, err := arg(name)
 		if err != nil {
 			return DiffRequest{}, err
 		}
@@ -170,10 +183,11 @@ func (s *Server) unregisterDiff(d *diff) {
 	}
 }
 
-func (s *Server) registered(d *diff) bool {
+// tabFree reports whether no diff holds d's tab name any more.
+func (s *Server) tabFree(d *diff) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.diffs[d.req.TabName] == d
+	return s.diffs[d.req.TabName] == nil
 }
 
 // resolveLocked answers a pending diff, once. It reports whether d was pending.

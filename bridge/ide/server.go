@@ -40,6 +40,10 @@ type Options struct {
 	Version  string                           // serverInfo.version
 	Recorder Recorder                         // optional: records diffs accepted in the editor into the edit history
 	Logf     func(format string, args ...any) // never given the token
+	// OnClients, optional, hears the number of connected clients whenever it changes
+	// (the plugin tracks the selection only while someone listens). Calls come from
+	// one goroutine, in order; a slow one delays only the next.
+	OnClients func(n int)
 }
 
 // Recorder records diffs accepted in the editor into the edit history.
@@ -135,6 +139,8 @@ type Server struct {
 	watches  map[*writeWatch]struct{}
 	mentions []queuedMention
 	refused  int
+
+	clientsChanged chan struct{} // wakes the OnClients reporter
 }
 
 // NewServer builds a server; nothing listens until Start.
@@ -223,9 +229,45 @@ func (s *Server) Start() error {
 			s.logf("ide: serving 127.0.0.1:%d ended: %v", port, err)
 		}
 	}()
+	if s.opts.OnClients != nil {
+		s.clientsChanged = make(chan struct{}, 1)
+		s.tasks.Add(1)
+		go s.reportClients()
+	}
 	s.state = stateRunning
 	s.logf("ide: listening on 127.0.0.1:%d, lock file %s", port, lockPath)
 	return nil
+}
+
+// reportClients calls OnClients with the number of clients each time it changed.
+func (s *Server) reportClients() {
+	defer s.tasks.Done()
+	last := 0
+	for {
+		select {
+		case <-s.life.Done():
+			return
+		case <-s.clientsChanged:
+		}
+		s.mu.Lock()
+		n := len(s.clients)
+		s.mu.Unlock()
+		if n != last {
+			s.opts.OnClients(n)
+			last = n
+		}
+	}
+}
+
+// clientsDidChange wakes the reporter without ever blocking.
+func (s *Server) clientsDidChange() {
+	if s.clientsChanged == nil {
+		return
+	}
+	select {
+	case s.clientsChanged <- struct{}{}:
+	default: // a wake-up is pending: it will read the latest count
+	}
 }
 
 func (s *Server) validateOptions() error {

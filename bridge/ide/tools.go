@@ -59,7 +59,7 @@ func (s *Server) toolSpecs() []toolSpec {
 				"tab_name":          {Type: "string", Description: "Name for the diff tab/view"},
 			},
 			required: []string{"old_file_path", "new_file_path", "new_file_contents", "tab_name"},
-			run:      s.openDiff,
+			run:      s.openDiffTool,
 		},
 		{
 			name:        "close_tab",

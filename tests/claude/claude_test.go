@@ -140,14 +140,22 @@ func scenario(t *testing.T, nvimBin string, f flow) {
 	v, port := w.startNeovim(nvimBin)
 	tm := w.startClaude(api.URL(), port)
 
-	eventually(t, "Claude Code to connect to Neovim", func() bool {
-		var n int
-		v.ExecLua(`return require("mcpdiff.bridge").clients() or 0`, &n)
-		return n > 0
+	// Connected is not enough: Claude Code uses the IDE for diffs only once its MCP
+	// handshake is done (initialized, then ide_connected with its pid).
+	eventually(t, "Claude Code to finish connecting to Neovim", func() bool {
+		var ready bool
+		v.ExecLua(`
+local st = require("mcpdiff.bridge").status()
+for _, c in ipairs(st and st.clients or {}) do
+  if c.ready and (c.claudePid or 0) > 0 then return true end
+end
+return false`, &ready)
+		return ready
 	}, tm.screen)
 	eventually(t, "Claude Code's prompt", func() bool { return promptReady(tm.screen()) }, tm.screen)
 	tm.typeLine("edit the file")
 
+	state := func() string { return tm.screen() + neovimState(v) }
 	var proposal int
 	eventually(t, "the proposed diff to open in Neovim", func() bool {
 		v.ExecLua(`
@@ -156,7 +164,7 @@ for _, b in ipairs(vim.api.nvim_list_bufs()) do
 end
 return 0`, &proposal)
 		return proposal != 0
-	}, tm.screen)
+	}, state)
 	var lines []string
 	v.ExecLua(`return vim.api.nvim_buf_get_lines(..., 0, -1, false)`, &lines, proposal)
 	if strings.Join(lines, "\n")+"\n" != want {
@@ -212,6 +220,19 @@ return n`, &n)
 	if n := recorded(w.ws); n != 0 {
 		t.Fatalf("a rejected diff was recorded (%d entries)", n)
 	}
+}
+
+// neovimState describes Neovim's side for a failure message: its buffers, and the
+// bridge's status and stderr.
+func neovimState(v *nvimrpc.Nvim) string {
+	var out string
+	v.ExecLua(`
+local b = require("mcpdiff.bridge")
+local names = {}
+for _, buf in ipairs(vim.api.nvim_list_bufs()) do table.insert(names, vim.api.nvim_buf_get_name(buf)) end
+return "\nNeovim buffers: " .. vim.inspect(names) .. "\nbridge status: " .. vim.inspect(b.status())
+  .. "\nbridge stderr: " .. vim.inspect(b.stderr()) .. "\nerror: " .. tostring(b.last_error())`, &out)
+	return out
 }
 
 // recorded counts the history entries of the workspace (0 without a store).
@@ -464,22 +485,14 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.requests = append(a.requests, string(body))
 	a.mu.Unlock()
-	var req struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	json.Unmarshal(body, &req)
+	// The step is decided by which tool results the conversation holds; the last
+	// message is not always one (the CLI may add a system message after it).
 	step := "prompt"
-	if n := len(req.Messages); n > 0 {
-		last := string(req.Messages[n-1].Content)
-		switch {
-		case strings.Contains(last, "toolu_fake_edit"):
-			step = "edited"
-		case strings.Contains(last, "toolu_fake_read"):
-			step = "read"
-		}
+	switch {
+	case strings.Contains(string(body), `"tool_use_id":"toolu_fake_edit_1"`):
+		step = "edited"
+	case strings.Contains(string(body), `"tool_use_id":"toolu_fake_read_1"`):
+		step = "read"
 	}
 	var blocks []map[string]any
 	stop := "tool_use"

@@ -21,14 +21,20 @@ type snapshot struct {
 func (s *session) snapshot() snapshot {
 	s.t.Helper()
 	var snap snapshot
+	// The selection tracker's group comes and goes with Claude Code's connection, not
+	// with diff views, so it is left out.
 	s.lua(`
-local groups = vim.split(vim.trim(vim.api.nvim_exec("augroup", true)), "%s+")
+local groups = {}
+for _, g in ipairs(vim.split(vim.trim(vim.api.nvim_exec("augroup", true)), "%s+")) do
+  if g ~= "mcpdiff_selection" then table.insert(groups, g) end
+end
 table.sort(groups)
+local ok, selection = pcall(vim.api.nvim_get_autocmds, { group = "mcpdiff_selection" })
 return {
   bufs = #vim.api.nvim_list_bufs(),
   wins = #vim.api.nvim_list_wins(),
   tabs = #vim.api.nvim_list_tabpages(),
-  autocmds = #vim.api.nvim_get_autocmds({}),
+  autocmds = #vim.api.nvim_get_autocmds({}) - (ok and #selection or 0),
   augroups = table.concat(groups, " "),
 }`, &snap)
 	return snap

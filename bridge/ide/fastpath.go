@@ -1,0 +1,146 @@
+package ide
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpdiff/mcpdiff/jsonscan"
+)
+
+// openDiff messages carry whole files (megabytes), and mcp-go parses each message
+// several times with encoding/json and encodes the answer twice: that was most of the
+// time between Claude Code sending a proposal and Neovim showing it. So the transport
+// reads every message once with jsonscan, and serves openDiff itself; everything else
+// still goes to mcp-go.
+
+// envelope is what the transport routes a message by.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string          `json:"name"`      // the tool of a tools/call
+		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
+	} `json:"params"`
+
+	diff    *DiffRequest // the arguments of an openDiff, read in the same pass
+	diffErr *ToolError   // why they are not usable
+}
+
+func (e envelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
+
+// readEnvelope reads a message's envelope (and an openDiff's arguments) in one pass,
+// falling back to encoding/json for anything jsonscan does not read.
+func readEnvelope(data []byte) (envelope, bool) {
+	var env envelope
+	var args map[string]string
+	sc := jsonscan.New(string(data))
+	ok := sc.Object(func(key string) bool {
+		switch key {
+		case "id":
+			raw, ok := sc.Skip()
+			env.ID = json.RawMessage(raw)
+			return ok
+		case "method":
+			s, ok := sc.String()
+			env.Method = s
+			return ok
+		case "params":
+			return sc.Object(func(key string) bool {
+				switch key {
+				case "name":
+					s, ok := sc.String()
+					env.Params.Name = s
+					return ok
+				case "requestId":
+					raw, ok := sc.Skip()
+					env.Params.RequestID = json.RawMessage(raw)
+					return ok
+				case "arguments":
+					args = map[string]string{}
+					return sc.Object(func(key string) bool {
+						if sc.Null() {
+							return true
+						}
+						s, ok := sc.String()
+						args[key] = s
+						return ok
+					})
+				}
+				_, ok := sc.Skip()
+				return ok
+			})
+		}
+		_, ok := sc.Skip()
+		return ok
+	}) && sc.End()
+	if !ok {
+		env = envelope{}
+		return env, json.Unmarshal(data, &env) == nil
+	}
+	if env.Method == "tools/call" && env.Params.Name == "openDiff" && args != nil {
+		req, err := diffRequestFrom(func(name string) (string, error) {
+			if v, ok := args[name]; ok {
+				return v, nil
+			}
+			return "", &ToolError{Code: codeInvalidParams, Message: "Invalid params", Data: "Missing required parameter: " + name}
+		})
+		if err != nil {
+			env.diffErr = asToolError(err, "Invalid params")
+		} else {
+			env.diff = &req
+		}
+	}
+	return env, true
+}
+
+// serveOpenDiff answers an openDiff read by readEnvelope, without mcp-go.
+func (c *client) serveOpenDiff(env envelope) {
+	if env.diffErr != nil {
+		c.write(errorResponse(env.ID, env.diffErr))
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	key := string(env.ID)
+	c.mu.Lock()
+	if c.inflight == nil {
+		c.inflight = map[string]context.CancelFunc{}
+	}
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.inflight, key)
+		c.mu.Unlock()
+	}()
+
+	accepted, text, err := c.server.openDiff(ctx, c, *env.diff)
+	if err != nil {
+		c.write(errorResponse(env.ID, asToolError(err, "Diff setup failed")))
+		return
+	}
+	first, second := "DIFF_REJECTED", env.diff.TabName
+	if accepted {
+		first, second = "FILE_SAVED", text
+	}
+	frame := make([]byte, 0, len(second)+len(second)/16+128)
+	frame = append(frame, `{"jsonrpc":"2.0","id":`...)
+	frame = append(frame, env.ID...)
+	frame = append(frame, `,"result":{"content":[{"type":"text","text":`...)
+	frame = jsonscan.AppendString(frame, first)
+	frame = append(frame, `},{"type":"text","text":`...)
+	frame = jsonscan.AppendString(frame, second)
+	frame = append(frame, `}]}}`...)
+	c.writeFrame(frame)
+}
+
+// cancelRequest ends an openDiff served here when the client cancels it.
+func (c *client) cancelRequest(id json.RawMessage) {
+	c.mu.Lock()
+	cancel := c.inflight[strings.TrimSpace(string(id))]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
