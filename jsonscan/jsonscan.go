@@ -57,6 +57,15 @@ func (sc *Scanner) Object(field func(key string) bool) bool {
 // Null reads a null if one is next.
 func (sc *Scanner) Null() bool { return sc.literal("null") }
 
+// StringRaw reads a string and also returns its JSON text (quotes and escapes), which
+// can be written back as it is.
+func (sc *Scanner) StringRaw() (value, raw string, ok bool) {
+	sc.space()
+	start := sc.i
+	value, ok = sc.String()
+	return value, sc.s[start:sc.i], ok
+}
+
 // String reads a string.
 func (sc *Scanner) String() (string, bool) {
 	if sc.next() != '"' {
@@ -94,22 +103,37 @@ func (sc *Scanner) String() (string, bool) {
 	return "", false
 }
 
-// escaped finishes a string that holds escapes.
+// escaped finishes a string that holds escapes, copying the runs between them.
 func (sc *Scanner) escaped(start int) (string, bool) {
-	out := append([]byte(nil), sc.s[start:sc.i]...)
+	out := make([]byte, 0, sc.i-start+64)
+	out = append(out, sc.s[start:sc.i]...)
+	ascii := PlainASCII(sc.s[start:sc.i])
 	for sc.i < len(sc.s) {
+		run := sc.i
+		for sc.i+8 <= len(sc.s) && !hasSpecial(word(sc.s, sc.i)) {
+			sc.i += 8
+		}
+		for sc.i < len(sc.s) && !special[sc.s[sc.i]] {
+			sc.i++
+		}
+		out = append(out, sc.s[run:sc.i]...)
+		if sc.i == len(sc.s) {
+			break
+		}
 		c := sc.s[sc.i]
 		switch {
 		case c == '"':
 			sc.i++
-			return string(out), utf8.Valid(out)
+			return string(out), ascii || utf8.Valid(out)
 		case c < 0x20:
 			return "", false
-		case c != '\\':
+		case c >= 0x80:
+			ascii = false
 			out = append(out, c)
 			sc.i++
 			continue
 		}
+		// A backslash.
 		if sc.i+1 >= len(sc.s) {
 			return "", false
 		}
@@ -302,18 +326,9 @@ var special = func() (t [256]bool) {
 // PlainASCII reports whether s holds no byte that needs care in a JSON string: only
 // 0x20..0x7f, and neither a quote nor a backslash.
 func PlainASCII(s string) bool {
-	const lo, hi, ones = 0x2020202020202020, 0x8080808080808080, 0x0101010101010101
-	const backslash, quote = 0x5c5c5c5c5c5c5c5c, 0x2222222222222222
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		_ = s[i+7] // one bounds check; the eight loads then combine into one
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		below := (x - lo) & ^x & hi // some byte < 0x20
-		y, z := x^backslash, x^quote
-		slash := (y - ones) & ^y & hi
-		quotes := (z - ones) & ^z & hi
-		if below|x&hi|slash|quotes != 0 {
+		if hasSpecial(word(s, i)) {
 			return false
 		}
 	}
@@ -326,18 +341,25 @@ func PlainASCII(s string) bool {
 }
 
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as with
-// encoding/json; runs of plain ASCII are copied as they are.
+// encoding/json. Plain bytes are skipped eight at a time and copied in runs, so a file
+// of ordinary text is escaped at several hundred megabytes a second or more.
 func AppendString(dst []byte, s string) []byte {
 	dst = slices.Grow(dst, len(s)+len(s)/16+2)
 	dst = append(dst, '"')
-	for len(s) > 0 {
-		n := plainPrefix(s)
-		dst = append(dst, s[:n]...)
-		s = s[n:]
-		if len(s) == 0 {
+	start, i := 0, 0
+	for i < len(s) {
+		for i+8 <= len(s) && !hasSpecial(word(s, i)) {
+			i += 8
+		}
+		if i == len(s) {
 			break
 		}
-		c := s[0]
+		c := s[i]
+		if !special[c] {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
 		switch {
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
@@ -350,30 +372,38 @@ func AppendString(dst []byte, s string) []byte {
 		case c < 0x20:
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		default:
-			r, size := utf8.DecodeRuneInString(s)
+			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				dst = append(dst, `\ufffd`...)
 			} else {
-				dst = append(dst, s[:size]...)
+				dst = append(dst, s[i:i+size]...)
 			}
-			s = s[size:]
+			i += size
+			start = i
 			continue
 		}
-		s = s[1:]
+		i++
+		start = i
 	}
+	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// plainPrefix is the length of the longest prefix of s that needs no escaping.
-func plainPrefix(s string) int {
-	i := 0
-	for i+8 <= len(s) && PlainASCII(s[i:i+8]) {
-		i += 8
-	}
-	for i < len(s) && !special[s[i]] {
-		i++
-	}
-	return i
+// word loads the eight bytes of s at i as a little-endian number.
+func word(s string, i int) uint64 {
+	w := s[i : i+8] // one bounds check; the eight loads then combine into one
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
+
+// hasSpecial reports whether one of the eight bytes in x is special: below 0x20,
+// 0x80 or above, a quote or a backslash (it may say so wrongly only when a byte is
+// 0x80 or above, which is special anyway).
+func hasSpecial(x uint64) bool {
+	const lo, hi, ones = 0x2020202020202020, 0x8080808080808080, 0x0101010101010101
+	const backslash, quote = 0x5c5c5c5c5c5c5c5c, 0x2222222222222222
+	y, z := x^backslash, x^quote
+	return ((x-lo)&^x|x|(y-ones)&^y|(z-ones)&^z)&hi != 0
+}
+
+const hexDigits = "0123456789abcdef"

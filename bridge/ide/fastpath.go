@@ -23,8 +23,9 @@ type envelope struct {
 		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
 	} `json:"params"`
 
-	diff    *DiffRequest // the arguments of an openDiff, read in the same pass
-	diffErr *ToolError   // why they are not usable
+	diff         *DiffRequest // the arguments of an openDiff, read in the same pass
+	diffErr      *ToolError   // why they are not usable
+	contentsJSON string       // new_file_contents as the client wrote it, quotes included
 }
 
 func (e envelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
@@ -62,8 +63,11 @@ func readEnvelope(data []byte) (envelope, bool) {
 						if sc.Null() {
 							return true
 						}
-						s, ok := sc.String()
+						s, raw, ok := sc.StringRaw()
 						args[key] = s
+						if key == "new_file_contents" {
+							env.contentsJSON = raw
+						}
 						return ok
 					})
 				}
@@ -130,7 +134,13 @@ func (c *client) serveOpenDiff(env envelope) {
 	frame = append(frame, `,"result":{"content":[{"type":"text","text":`...)
 	frame = jsonscan.AppendString(frame, first)
 	frame = append(frame, `},{"type":"text","text":`...)
-	frame = jsonscan.AppendString(frame, second)
+	if accepted && text == env.diff.Contents && env.contentsJSON != "" {
+		// Accepted as proposed: the text is the very string the client sent, so its
+		// JSON goes back as it came, with nothing to escape.
+		frame = append(frame, env.contentsJSON...)
+	} else {
+		frame = jsonscan.AppendString(frame, second)
+	}
 	frame = append(frame, `}]}}`...)
 	c.writeFrame(frame)
 }
