@@ -11,8 +11,10 @@ import (
 )
 
 // EditorRecorder records diffs the user accepted in the editor (Claude Code's
-// openDiff) in the store of the workspace folder holding each file. Claude Code writes
-// those files itself; the recorder only logs the change, with source "ide".
+// openDiff) with source "ide" (Claude Code writes those files itself; the recorder
+// only logs the change). A file's change goes to the nearest store above it — where
+// `mcpdiff status` run there finds it — or, when there is none, to a new store in the
+// innermost workspace folder holding the file. Files outside both are not recorded.
 type EditorRecorder struct {
 	folders []string
 	mu      sync.Mutex
@@ -23,6 +25,13 @@ type EditorRecorder struct {
 // folders); changes elsewhere are not recorded.
 func NewEditorRecorder(folders []string) *EditorRecorder {
 	return &EditorRecorder{folders: folders, stores: map[string]*Store{}}
+}
+
+// SetFolders changes the workspace folders (the editor changed directory).
+func (r *EditorRecorder) SetFolders(folders []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.folders = folders
 }
 
 // RecordAccepted logs that path went from before (existed=false: it did not exist)
@@ -43,21 +52,24 @@ func (r *EditorRecorder) RecordAccepted(conv, path string, before []byte, existe
 	return err
 }
 
-// storeFor finds the store of the innermost workspace folder holding path.
+// storeFor finds the store path's change goes to (see EditorRecorder).
 func (r *EditorRecorder) storeFor(path string) (*Store, string, error) {
 	abs := realPath(path)
-	best := ""
-	for _, f := range r.folders {
-		f = realPath(f)
-		if (abs == f || strings.HasPrefix(abs, f+string(filepath.Separator))) && len(f) > len(best) {
-			best = f
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	best, err := Find(filepath.Dir(abs))
+	if err != nil {
+		best = ""
+		for _, f := range r.folders {
+			f = realPath(f)
+			if (abs == f || strings.HasPrefix(abs, f+string(filepath.Separator))) && len(f) > len(best) {
+				best = f
+			}
 		}
 	}
 	if best == "" {
-		return nil, "", nil // outside the workspace: nothing to record into
+		return nil, "", nil // outside the workspace and any store: nothing to record into
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if s, ok := r.stores[best]; ok {
 		return s, abs, nil
 	}

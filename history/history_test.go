@@ -636,3 +636,20 @@ func TestEditCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
 	w.mustDecide(Accepted, list.Entries[0].EditID)
 	w.expect("a.txt", "ONE\ntwo\nTHREE\n")
 }
+
+func TestEditorRecorderUsesTheNearestStoreAbove(t *testing.T) {
+	w := newWS(t) // a store at the project root
+	sub := w.abs("sub")
+	os.MkdirAll(sub, 0o755)
+	w.writeRaw("sub/a.txt", "new\n")
+	rec := NewEditorRecorder([]string{sub}) // the editor's cwd is the subfolder
+	if err := rec.RecordAccepted("conv_1_ab", filepath.Join(sub, "a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(sub, ".mcp")); err == nil {
+		t.Fatal("a second store was made in the subfolder")
+	}
+	if list, _ := w.store.List(Filter{}); len(list.Entries) != 1 {
+		t.Fatalf("the project's store has %d entries", len(list.Entries))
+	}
+}

@@ -40,9 +40,10 @@ type bridge struct {
 	opts   BridgeOptions
 	logf   func(format string, args ...any)
 
-	mu     sync.Mutex
-	server *ide.Server // nil until attached
-	lsp    []string    // LSP workspace folders, kept when the cwd changes
+	mu       sync.Mutex
+	server   *ide.Server  // nil until attached
+	lsp      []string     // LSP workspace folders, kept when the cwd changes
+	recorder ide.Recorder // records accepted diffs; follows the cwd
 }
 
 // RunBridge serves the Neovim at the other end of in/out (the plugin's
@@ -190,7 +191,7 @@ func (b *bridge) attach(ctx context.Context) error {
 		return fmt.Errorf("start the IDE server: %w", err)
 	}
 	b.mu.Lock()
-	b.server, b.lsp = s, info.LSP
+	b.server, b.lsp, b.recorder = s, info.LSP, recorder
 	b.mu.Unlock()
 	report := map[string]any{
 		"port":    s.Port(),
@@ -215,13 +216,17 @@ func folders(cwd string, lsp []string) []string {
 
 func (b *bridge) setCwd(cwd string) {
 	b.mu.Lock()
-	s, lsp := b.server, b.lsp
+	s, lsp, recorder := b.server, b.lsp, b.recorder
 	b.mu.Unlock()
 	if s == nil {
 		return
 	}
-	if err := s.SetWorkspace(folders(cwd, lsp)); err != nil {
+	fs := folders(cwd, lsp)
+	if err := s.SetWorkspace(fs); err != nil {
 		b.logf("nvim: update the workspace to %s: %v", cwd, err)
+	}
+	if r, ok := recorder.(interface{ SetFolders([]string) }); ok {
+		r.SetFolders(fs) // accepted diffs are recorded in the new workspace's history
 	}
 }
 
