@@ -22,11 +22,16 @@ func decodeEntry(line string, e *Entry) error {
 
 func fastEntry(line string, e *Entry) bool {
 	sc := jsonscan.New(line)
-	return sc.Object(func(key string) bool { return field(sc, key, e) }) && sc.End()
+	opt := new(optionalFields)
+	return sc.Object(func(key string) bool { return field(sc, key, e, opt) }) && sc.End()
 }
 
+// optionalFields holds the strings an entry's *string fields point to: one allocation
+// per entry instead of one per field.
+type optionalFields [5]string
+
 // field reads the value of key into e.
-func field(sc *jsonscan.Scanner, key string, e *Entry) bool {
+func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool {
 	str := func(s *string) bool { // null leaves s empty, as encoding/json does
 		if sc.Null() {
 			return true
@@ -35,13 +40,14 @@ func field(sc *jsonscan.Scanner, key string, e *Entry) bool {
 		*s = v
 		return ok
 	}
-	optional := func(p **string) bool {
+	optional := func(p **string, slot *string) bool {
 		if sc.Null() {
 			*p = nil
 			return true
 		}
 		v, ok := sc.String()
-		*p = &v
+		*slot = v
+		*p = slot
 		return ok
 	}
 	switch key {
@@ -62,15 +68,15 @@ func field(sc *jsonscan.Scanner, key string, e *Entry) bool {
 	case "status":
 		return str((*string)(&e.Status))
 	case "source_path":
-		return optional(&e.SourcePath)
+		return optional(&e.SourcePath, &opt[0])
 	case "diff_file":
-		return optional(&e.DiffFile)
+		return optional(&e.DiffFile, &opt[1])
 	case "checkpoint_file":
-		return optional(&e.CheckpointFile)
+		return optional(&e.CheckpointFile, &opt[2])
 	case "hash_before":
-		return optional(&e.HashBefore)
+		return optional(&e.HashBefore, &opt[3])
 	case "hash_after":
-		return optional(&e.HashAfter)
+		return optional(&e.HashAfter, &opt[4])
 	case "tool_call_index":
 		n, ok := sc.Int()
 		e.ToolCallIndex = int(n)

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/mcpdiff/mcpdiff/history"
 )
@@ -47,6 +48,13 @@ func run(args []string) int {
 		return runNvim(args[1:])
 	case "serve":
 		return runServe(args[1:], os.Stderr)
+	case "status", "show", "accept", "reject", "cleanup":
+		// Short-lived commands that read a whole store: collecting garbage would be a
+		// fifth of their time, so the collector waits until memory gets large.
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(512 << 20)
+	}
+	switch args[0] {
 	case "status":
 		return runStatus(args[1:], os.Stdout, os.Stderr)
 	case "show":
