@@ -1,7 +1,6 @@
 package history
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -374,4 +373,9 @@ func equalMaps(a, b map[string]string) bool {
 	return true
 }
 
-var _ = context.Background
+// FuzzRejectKeepsEveryOtherEdit runs the property on seeds the fuzzer picks.
+func FuzzRejectKeepsEveryOtherEdit(f *testing.F) {
+	f.Add(int64(1))
+	f.Add(int64(66))
+	f.Fuzz(func(t *testing.T, seed int64) { runProperty(t, seed) })
+}
