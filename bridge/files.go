@@ -195,7 +195,12 @@ func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileCh
 		if err := s.unchangedAll(changes); err != nil {
 			return err
 		}
-		return s.apply(changes)
+		w := s.newWrites(changes)
+		if err := w.stage(); err != nil {
+			w.discard()
+			return err
+		}
+		return w.apply()
 	}
 	byRoot := map[*workspace.Root][]fileChange{}
 	var order []*workspace.Root
@@ -212,13 +217,16 @@ func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileCh
 			return err
 		}
 		group := byRoot[root]
+		w := s.newWrites(group)
 		commit := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP,
 			Check: func() error { return s.unchangedAll(group) },
-			Apply: func() error { return s.apply(group) }}
+			Stage: w.stage,
+			Apply: w.apply}
 		for _, c := range group {
 			commit.Changes = append(commit.Changes, c.record())
 		}
 		if _, err := store.Record(ctx, commit); err != nil {
+			w.discard()
 			return err
 		}
 	}
@@ -244,27 +252,70 @@ func (s *Server) unchangedAll(changes []fileChange) error {
 	return nil
 }
 
-// apply writes the changes. Runs with the history lock held, after they are logged.
-func (s *Server) apply(changes []fileChange) error {
-	opts := workspace.WriteOptions{Perm: 0o644, Sync: s.cfg.Sync, TempDir: historyTempDir}
-	for _, c := range changes {
+// fileWrites are the file operations of one commit: new contents are staged to temp
+// files (while the history logs the change) and then put in place by apply.
+type fileWrites struct {
+	s       *Server
+	changes []fileChange
+	staged  []*workspace.Staged // by change; nil for a delete or a move, or once committed
+}
+
+func (s *Server) newWrites(changes []fileChange) *fileWrites {
+	return &fileWrites{s: s, changes: changes, staged: make([]*workspace.Staged, len(changes))}
+}
+
+// stage writes every new content to its temp file.
+func (w *fileWrites) stage() error {
+	opts := workspace.WriteOptions{Perm: 0o644, Sync: w.s.cfg.Sync, TempDir: historyTempDir}
+	for i, c := range w.changes {
 		root, rel := c.t.file.Root, c.t.file.Rel
+		var st *workspace.Staged
 		var err error
 		switch c.op {
+		case history.Delete, history.Move:
+			continue
 		case history.Create:
-			err = root.CreateFile(rel, c.after, opts)
-		case history.Delete:
-			err = root.Remove(rel)
-		case history.Move:
-			err = root.Move(rel, c.dest.Rel)
+			st, err = root.StageCreate(rel, c.after, opts)
 		default:
-			err = root.WriteFile(rel, c.after, opts)
+			st, err = root.StageWrite(rel, c.after, opts)
+		}
+		if err != nil {
+			return err
+		}
+		w.staged[i] = st
+	}
+	return nil
+}
+
+// apply puts every change in place. Runs with the history lock held, after the
+// changes are logged.
+func (w *fileWrites) apply() error {
+	for i, c := range w.changes {
+		var err error
+		switch c.op {
+		case history.Delete:
+			err = c.t.file.Root.Remove(c.t.file.Rel)
+		case history.Move:
+			err = c.t.file.Root.Move(c.t.file.Rel, c.dest.Rel)
+		default:
+			err = w.staged[i].Commit()
+			w.staged[i] = nil
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// discard drops whatever was staged and not committed.
+func (w *fileWrites) discard() {
+	for i, st := range w.staged {
+		if st != nil {
+			st.Discard()
+			w.staged[i] = nil
+		}
+	}
 }
 
 // historyTempDir stages writes inside the history store, so a process killed

@@ -31,37 +31,19 @@ type Change struct {
 	diff                  string
 }
 
-// bigFile is the size from which hashing is worth avoiding or spreading over cores.
-const bigFile = 1 << 20
-
-// knownHash fills in the hash of a change's Before that prepare left out: the head's,
-// when the file is still the one mcpdiff last wrote, else computed. Under the lock.
-func (s *Store) knownHash(ch *Change) error {
-	if !ch.BeforeExists || ch.beforeHash != "" {
-		return nil
-	}
-	from := ch.Path
-	if ch.Op == Move {
-		from = ch.From
-	}
-	h, err := s.heads.get(from)
-	if err != nil {
-		return err
-	}
-	if h != nil && h.knows(ch.BeforeInfo) {
-		ch.beforeHash = h.Hash
-	} else {
-		ch.beforeHash = hashBytes(ch.Before)
-	}
-	return nil
-}
+// Sizes from which hashing a file's content is worth avoiding (a stat and a line in
+// heads.log are cheaper than hashing a quarter megabyte) or spreading over cores.
+const (
+	rememberFrom = 256 << 10
+	parallelFrom = 1 << 20
+)
 
 // rememberIdentity records in the heads the identity big files have after Apply
 // wrote them, so the next change of them need not hash their content again.
 func (s *Store) rememberIdentity(entries []*Entry, changes []Change) {
 	var hs []head
 	for i, ch := range changes {
-		if len(ch.After) < bigFile || ch.Op == Delete || ch.Op == Move {
+		if len(ch.After) < rememberFrom || ch.Op == Delete || ch.Op == Move {
 			continue
 		}
 		rel, err := s.relPath(ch.Path)
@@ -81,34 +63,47 @@ func (s *Store) rememberIdentity(entries []*Entry, changes []Change) {
 	}
 }
 
-// prepare computes the hashes and the diff of a change. They depend on the
-// change alone, so they are done before taking the lock, the two hashes in parallel
-// with the diff (an 11 MB file takes tens of milliseconds to hash).
-func (s *Store) prepare(ch *Change) {
+// prepare computes the hashes and the diff of a change, the two hashes in parallel
+// with the diff for big files (an 11 MB file takes tens of milliseconds to hash).
+// A big file mcpdiff wrote itself is not hashed again: its head knows the hash while
+// the file keeps the identity it had after that write. Called with the lock held.
+func (s *Store) prepare(ch *Change) error {
+	from := ch.Path
+	if ch.Op == Move {
+		from = ch.From
+	}
+	if ch.BeforeExists && ch.BeforeInfo != nil && len(ch.Before) >= rememberFrom {
+		h, err := s.heads.get(from)
+		if err != nil {
+			return err
+		}
+		if h != nil && h.knows(ch.BeforeInfo) {
+			ch.beforeHash = h.Hash
+		}
+	}
 	var wg sync.WaitGroup
 	run := func(f func()) {
-		if len(ch.Before)+len(ch.After) < bigFile {
+		if len(ch.Before)+len(ch.After) < parallelFrom {
 			f() // a goroutine costs more than hashing a small file
 		} else {
 			wg.Go(f)
 		}
 	}
-	// A big file mcpdiff wrote itself is not hashed again: its head knows the hash
-	// while the file keeps the identity it had after that write (see knownHash).
-	if ch.BeforeExists && (ch.BeforeInfo == nil || len(ch.Before) < bigFile) {
+	if ch.BeforeExists && ch.beforeHash == "" {
 		run(func() { ch.beforeHash = hashBytes(ch.Before) })
 	}
 	if ch.Op != Delete && ch.Op != Move {
 		run(func() { ch.afterHash = hashBytes(ch.After) })
 	}
 	if ch.Op != Move {
-		from, after := ch.Path, ch.After
+		after := ch.After
 		if ch.Op == Delete {
 			after = nil
 		}
-		ch.diff = udiff.Unified(s.relName(from, ch.BeforeExists), s.relName(ch.Path, ch.Op != Delete), ch.Before, after, 3)
+		ch.diff = udiff.Unified(s.relName(ch.Path, ch.BeforeExists), s.relName(ch.Path, ch.Op != Delete), ch.Before, after, 3)
 	}
 	wg.Wait()
+	return nil
 }
 
 // Commit is one tool call's changes.
@@ -119,11 +114,14 @@ type Commit struct {
 	Changes      []Change
 	// Check runs first under the lock: it must fail (and nothing is recorded) unless
 	// every file still holds Before — another process may have changed it since it
-	// was read. Apply then performs the changes, after they are logged and before the
-	// lock is released; if it fails nothing is recorded. Both are nil when the
-	// changes are already on disk (a diff Claude Code wrote after the editor
-	// accepted it).
+	// was read. Stage, optional, then runs while the change is hashed, diffed and
+	// logged: it prepares what Apply only has to put in place (temp files), so the
+	// files' writes overlap the logging. Apply performs the changes, after they are
+	// logged and before the lock is released; if Stage or Apply fails nothing is
+	// recorded (undoing what Stage did is the caller's). All are nil when the changes
+	// are already on disk (a diff Claude Code wrote after the editor accepted it).
 	Check func() error
+	Stage func() error
 	Apply func() error
 }
 
@@ -137,9 +135,6 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 	if len(c.Changes) == 0 {
 		return nil, nil
 	}
-	for i := range c.Changes {
-		s.prepare(&c.Changes[i])
-	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
@@ -151,16 +146,17 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 			return nil, err
 		}
 	}
-	for i := range c.Changes {
-		if err := s.knownHash(&c.Changes[i]); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.recordOutsideChanges(c.Changes); err != nil {
-		return nil, err
+	var staging sync.WaitGroup
+	var stageErr error
+	if c.Stage != nil {
+		staging.Go(func() { stageErr = c.Stage() })
 	}
 	tx := &transaction{store: s}
-	entries, err := tx.logCommit(c)
+	entries, err := s.logChanges(tx, c)
+	staging.Wait()
+	if err == nil {
+		err = stageErr
+	}
 	if err == nil && c.Apply != nil {
 		err = c.Apply()
 	}
@@ -172,6 +168,20 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 		s.rememberIdentity(entries, c.Changes)
 	}
 	return entries, nil
+}
+
+// logChanges hashes, diffs and logs c's changes in tx (after any change made
+// outside mcpdiff, in its own). Called with the lock held.
+func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
+	for i := range c.Changes {
+		if err := s.prepare(&c.Changes[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.recordOutsideChanges(c.Changes); err != nil {
+		return nil, err
+	}
+	return tx.logCommit(c)
 }
 
 // transaction remembers what a commit wrote to the store so a failed Apply can take
@@ -502,7 +512,9 @@ func (s *Store) logOutsideChange(path string, recorded fileState, exists bool, c
 	default:
 		ch.Op = Edit
 	}
-	s.prepare(&ch)
+	if err := s.prepare(&ch); err != nil {
+		return err
+	}
 	c := Commit{Conversation: newPrefixedID("ext"), Tool: "external", Source: SourceExternal, Changes: []Change{ch}}
 	tx := &transaction{store: s}
 	_, err := tx.logCommit(c)

@@ -92,17 +92,11 @@ type WriteOptions struct {
 // The permission bits are kept; setuid, setgid and sticky bits are dropped, as a
 // write by a non-root user would do.
 func (r *Root) WriteFile(rel string, data []byte, o WriteOptions) error {
-	info, err := r.dir.Lstat(rel)
-	switch {
-	case err == nil:
-		if err := refuseNonRegular("write", rel, info); err != nil {
-			return err
-		}
-		return r.replace(rel, data, info.Mode().Perm(), o)
-	case errors.Is(err, fs.ErrNotExist):
-		return r.create(rel, data, o, false)
+	st, err := r.StageWrite(rel, data, o)
+	if err != nil {
+		return err
 	}
-	return osError("write", rel, r, err)
+	return st.Commit()
 }
 
 // CreateFile is WriteFile that fails with an error wrapping fs.ErrExist if rel exists,
@@ -113,14 +107,113 @@ func (r *Root) WriteFile(rel string, data []byte, o WriteOptions) error {
 // hard links it falls back to checking then renaming, where a file created by someone
 // else in between would be overwritten.
 func (r *Root) CreateFile(rel string, data []byte, o WriteOptions) error {
+	st, err := r.StageCreate(rel, data, o)
+	if err != nil {
+		return err
+	}
+	return st.Commit()
+}
+
+// Staged is a file's new content written to a temp file, waiting for Commit to put
+// it in place (or Discard to drop it). WriteFile and CreateFile are a stage and a
+// commit; the edit history, which must log a change before it lands, stages the
+// write first so that it overlaps the logging.
+type Staged struct {
+	r           *Root
+	op, rel     string
+	tmp         string
+	data        []byte
+	mode        fs.FileMode
+	replacing   bool // rel existed: rename over it (its mode is kept)
+	noClobber   bool // CreateFile: never replace a file that appeared meanwhile
+	o           WriteOptions
+	undoParents func()
+}
+
+// StageWrite stages WriteFile's write.
+func (r *Root) StageWrite(rel string, data []byte, o WriteOptions) (*Staged, error) {
+	info, err := r.dir.Lstat(rel)
+	switch {
+	case err == nil:
+		if err := refuseNonRegular("write", rel, info); err != nil {
+			return nil, err
+		}
+		st := &Staged{r: r, op: "write", rel: rel, data: data, mode: info.Mode().Perm(), replacing: true, o: o, undoParents: func() {}}
+		return st, st.writeTemp()
+	case errors.Is(err, fs.ErrNotExist):
+		return r.stageNew("write", rel, data, o, false)
+	}
+	return nil, osError("write", rel, r, err)
+}
+
+// StageCreate stages CreateFile's write.
+func (r *Root) StageCreate(rel string, data []byte, o WriteOptions) (*Staged, error) {
 	_, err := r.dir.Lstat(rel)
 	if err == nil {
-		return existsError("create", rel)
+		return nil, existsError("create", rel)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return osError("create", rel, r, err)
+		return nil, osError("create", rel, r, err)
 	}
-	return r.create(rel, data, o, true)
+	return r.stageNew("create", rel, data, o, true)
+}
+
+func (r *Root) stageNew(op, rel string, data []byte, o WriteOptions, noClobber bool) (*Staged, error) {
+	perm := o.Perm.Perm()
+	if perm == 0 {
+		perm = defaultPerm
+	}
+	undoParents, err := r.makeParents(op, rel)
+	if err != nil {
+		return nil, err
+	}
+	st := &Staged{r: r, op: op, rel: rel, data: data, mode: perm, noClobber: noClobber, o: o, undoParents: undoParents}
+	if err := st.writeTemp(); err != nil {
+		undoParents()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *Staged) writeTemp() error {
+	tmp, err := st.r.writeTemp(st.op, st.rel, st.data, st.mode, st.replacing, st.o)
+	st.tmp = tmp
+	return err
+}
+
+// Commit puts the staged content in place: a rename (keeping an existing file's
+// mode), or for CreateFile a hard link that fails if the file appeared meanwhile.
+func (st *Staged) Commit() error {
+	r := st.r
+	var err error
+	switch {
+	case st.replacing || !st.noClobber:
+		if err = renameInRoot(r.dir, st.tmp, st.rel); err != nil {
+			r.dir.Remove(st.tmp)
+			err = osError(st.op, st.rel, r, err)
+		}
+	default:
+		_, err = r.linkNoClobber(st.op, st.tmp, st.rel)
+		r.dir.Remove(st.tmp) // the extra name after a link; already gone after a rename
+	}
+	if err != nil && st.o.TempDir != "" && errors.Is(err, syscall.EXDEV) {
+		// The staging folder is on another file system: stage next to the file.
+		st.o.TempDir = ""
+		if err = st.writeTemp(); err == nil {
+			return st.Commit()
+		}
+	}
+	if err != nil {
+		st.undoParents()
+		return err
+	}
+	return r.syncDirIf(st.o.Sync, st.op, st.rel, filepath.Dir(st.rel))
+}
+
+// Discard drops a staged write that will not be committed.
+func (st *Staged) Discard() {
+	st.r.dir.Remove(st.tmp)
+	st.undoParents()
 }
 
 // Remove deletes one regular file. It refuses the root, folders and symlinks (the
@@ -198,63 +291,6 @@ func MoveFile(src, dst File) error {
 			src.Abs, dst.Abs, src.Root.real, dst.Root.real)
 	}
 	return src.Root.Move(src.Rel, dst.Rel)
-}
-
-// replace writes data over the existing regular file rel, keeping mode.
-func (r *Root) replace(rel string, data []byte, mode fs.FileMode, o WriteOptions) error {
-	dir := filepath.Dir(rel)
-	tmp, err := r.writeTemp("write", rel, data, mode, true, o)
-	if err != nil {
-		return err
-	}
-	if err := renameInRoot(r.dir, tmp, rel); err != nil {
-		r.dir.Remove(tmp)
-		if o.TempDir != "" && errors.Is(err, syscall.EXDEV) {
-			o.TempDir = ""
-			return r.replace(rel, data, mode, o)
-		}
-		return osError("write", rel, r, err)
-	}
-	return r.syncDirIf(o.Sync, "write", rel, dir)
-}
-
-// create writes data to the new file rel, making missing parent folders. With
-// noClobber it never replaces a file that appeared meanwhile.
-func (r *Root) create(rel string, data []byte, o WriteOptions, noClobber bool) error {
-	op := "write"
-	if noClobber {
-		op = "create"
-	}
-	perm := o.Perm.Perm()
-	if perm == 0 {
-		perm = defaultPerm
-	}
-	undoParents, err := r.makeParents(op, rel)
-	if err != nil {
-		return err
-	}
-	tmp, err := r.writeTemp(op, rel, data, perm, false, o)
-	if err != nil {
-		undoParents()
-		return err
-	}
-	if noClobber {
-		_, err = r.linkNoClobber(op, tmp, rel)
-		r.dir.Remove(tmp) // the extra name after a link; already gone after a rename
-	} else if err = renameInRoot(r.dir, tmp, rel); err != nil {
-		r.dir.Remove(tmp)
-		err = osError(op, rel, r, err)
-	}
-	if err != nil && o.TempDir != "" && errors.Is(err, syscall.EXDEV) {
-		undoParents()
-		o.TempDir = ""
-		return r.create(rel, data, o, noClobber)
-	}
-	if err != nil {
-		undoParents()
-		return err
-	}
-	return r.syncDirIf(o.Sync, op, rel, filepath.Dir(rel))
 }
 
 // writeTemp writes data to a new temp file next to rel (or in o.TempDir) and
