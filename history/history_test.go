@@ -653,3 +653,24 @@ func TestEditorRecorderUsesTheNearestStoreAbove(t *testing.T) {
 		t.Fatalf("the project's store has %d entries", len(list.Entries))
 	}
 }
+
+// A later write_file is a change like any other: rejecting an earlier edit undoes
+// that edit's lines unless the write_file changed them too (then it is a conflict).
+func TestRejectUnderALaterWholeFileWrite(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(numbered(10), 2, "EDITED2"))
+	before := w.mustRead("a.txt")
+	after := replaceLine(before, 9, "WRITTEN9")
+	w.change(c, Change{Op: Replace, Path: w.abs("a.txt"), Before: []byte(before), BeforeExists: true, After: []byte(after)})
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", replaceLine(numbered(10), 9, "WRITTEN9"))
+
+	w.mustDecide(Accepted, e1.EditID)
+	cur := w.mustRead("a.txt")
+	w.change(c, Change{Op: Replace, Path: w.abs("a.txt"), Before: []byte(cur), BeforeExists: true, After: []byte(replaceLine(cur, 2, "REWRITTEN2"))})
+	if _, err := w.decide(Rejected, false, e1.EditID); err == nil {
+		t.Fatal("the write_file rewrote the rejected edit's line: want a conflict")
+	}
+}

@@ -24,11 +24,11 @@ import (
 type oracleOp struct {
 	entry *Entry
 	file  int      // identity of the file
-	kind  string   // edit, create, delete, move, replace
+	kind  string   // edit (also write_file), create, delete, move
 	del   []string // edit: the lines removed
 	left  string   // edit: the line before them ("" at the start)
 	right string   // edit: the line after them ("" at the end)
-	add   []string // edit, create, replace: the new lines
+	add   []string // edit, create: the new lines
 	path  string   // create, move: the path after
 }
 
@@ -143,8 +143,9 @@ func (p *propWorld) replace(id int) {
 	add := p.newLines(1 + p.rng.Intn(5))
 	before := p.w.mustRead(f.path)
 	e := p.w.change(p.conv, Change{Op: Replace, Path: p.w.abs(f.path), Before: []byte(before), BeforeExists: true, After: []byte(text(add))})
+	// A write_file is an edit of the whole file: it removes every line it saw.
+	p.ops = append(p.ops, oracleOp{entry: e, file: id, kind: "edit", del: f.lines, add: add})
 	f.lines = add
-	p.ops = append(p.ops, oracleOp{entry: e, file: id, kind: "replace", add: add})
 }
 
 func (p *propWorld) move(id int) {
@@ -188,11 +189,6 @@ func (p *propWorld) want(status map[string]Status) (files map[string]string, ok 
 			s.exists, s.lines = false, nil
 		case "move":
 			s.path = op.path
-		case "replace":
-			if !s.exists {
-				return nil, false
-			}
-			s.lines = op.add
 		case "edit":
 			if !s.exists {
 				return nil, false

@@ -295,13 +295,6 @@ func (p *replayer) keep(st *step, blocks []udiff.Block) error {
 		p.S = fileState{path: p.S.path}
 		p.regions = nil
 		return nil
-	case e.Operation == Replace && p.S.exists: // write_file sets the whole content
-		if err := p.patchR(blocks); err != nil {
-			return err
-		}
-		p.S.lines = append([]string(nil), p.R.lines...)
-		p.regions = nil
-		return nil
 	}
 	if st.from() != st.to() { // move
 		p.R.path, p.S.path = st.to(), st.to()
