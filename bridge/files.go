@@ -108,10 +108,8 @@ func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool strin
 func conversation(req mcp.CallToolRequest) (id, note string, err error) {
 	id = strings.TrimSpace(req.GetString("mcp_conversation_id", ""))
 	if id != "" {
-		for _, c := range id {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') || len(id) > 128 {
-				return "", "", errorf("mcp_conversation_id %q is not a valid id: use the id a previous call returned (letters, digits, '_', '-', '.')", id)
-			}
+		if !history.ValidConversationID(id) {
+			return "", "", errorf("mcp_conversation_id %q is not a valid id: use the id a previous call returned (at most 128 letters, digits, '_', '-', '.'; not starting with '.')", id)
 		}
 		return id, "", nil
 	}

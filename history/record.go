@@ -129,7 +129,7 @@ type Commit struct {
 // mcpdiff since a file's last recorded state is recorded first, as an accepted entry
 // of its own ("external"), so rejecting an older edit later keeps it.
 func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
-	if !validConv(c.Conversation) {
+	if !ValidConversationID(c.Conversation) {
 		return nil, fmt.Errorf("invalid conversation id %q: use letters, digits, '_', '-' or '.'", c.Conversation)
 	}
 	if len(c.Changes) == 0 {

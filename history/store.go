@@ -319,8 +319,9 @@ func newPrefixedID(prefix string) string {
 	return fmt.Sprintf("%s_%d_%s", prefix, time.Now().UnixMilli(), hex.EncodeToString(b[:]))
 }
 
-// validConv reports whether id is safe as a file name in logs/ and diffs/.
-func validConv(id string) bool {
+// ValidConversationID reports whether id can name a conversation: it must be safe as a
+// file name in logs/ and diffs/.
+func ValidConversationID(id string) bool {
 	if id == "" || len(id) > 128 || id == "rebuilds" {
 		return false
 	}
