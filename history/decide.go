@@ -385,13 +385,13 @@ func (s *Store) addMarker(f *fileChange) error {
 			before = f.R.content()
 		}
 		diff := udiff.Unified(s.relName(f.R.path, f.R.exists), s.relName(f.S.path, true), before, f.S.content(), 3)
-		rel := fmt.Sprintf("diffs/rebuilds/%d.diff", seq)
-		if err := writeFileAtomic(s.dir, rel, []byte(diff), 0o600); err != nil {
+		rel := fmt.Sprintf("rebuilds/%d.diff", seq)
+		if err := s.files.writeAtomic(rel, []byte(diff)); err != nil {
 			return err
 		}
 		m.DiffFile = strPtr(rel)
 	}
-	if _, err := appendLine(filepath.Join(s.dir, "rebuilds.log"), m); err != nil {
+	if _, err := s.files.appendLine("rebuilds.log", m); err != nil {
 		return err
 	}
 	hs := []head{{Path: m.FilePath, Seq: seq, Exists: f.S.exists, Hash: deref(m.HashAfter)}}

@@ -4,11 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -131,27 +128,27 @@ type snapshot struct {
 // and rewritten by rename, and a torn last line (a writer killed mid-append) is skipped.
 func (s *Store) load() (*snapshot, error) {
 	snap := &snapshot{}
-	names, err := os.ReadDir(filepath.Join(s.dir, "logs"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read edit history logs: %w", err)
+	names, err := s.files.readDir("logs")
+	if err != nil {
+		return nil, err
 	}
 	for _, n := range names {
 		if !strings.HasSuffix(n.Name(), ".log") {
 			continue
 		}
-		lines, err := readLog(filepath.Join(s.dir, "logs", n.Name()))
+		lines, err := s.files.readLog("logs/" + n.Name())
 		if err != nil {
 			return nil, err
 		}
 		for i, l := range lines {
 			if l.entry == nil {
-				snap.warnings = append(snap.warnings, fmt.Sprintf("skipped a corrupted line (%d) in %s", i+1, filepath.Join("logs", n.Name())))
+				snap.warnings = append(snap.warnings, fmt.Sprintf("skipped a corrupted line (%d) in logs/%s", i+1, n.Name()))
 				continue
 			}
 			snap.entries = append(snap.entries, l.entry)
 		}
 	}
-	markers, warn, err := readMarkers(filepath.Join(s.dir, "rebuilds.log"))
+	markers, warn, err := s.files.readMarkers("rebuilds.log")
 	if err != nil {
 		return nil, err
 	}
@@ -161,160 +158,10 @@ func (s *Store) load() (*snapshot, error) {
 	return snap, nil
 }
 
-// readLog reads a conversation log. A final line without "\n" is a torn append and
-// is ignored (it is repaired by the next append).
-func readLog(path string) ([]logLine, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	data := string(b) // entries are decoded as slices of this one string
-	var out []logLine
-	for len(data) > 0 {
-		i := strings.IndexByte(data, '\n')
-		if i < 0 {
-			break
-		}
-		raw := data[:i]
-		data = data[i+1:]
-		if len(strings.TrimSpace(raw)) == 0 {
-			continue
-		}
-		l := logLine{raw: raw}
-		var e Entry
-		if decodeEntry(raw, &e) == nil && e.EditID != "" && e.FilePath != "" {
-			e.raw = raw
-			l.entry = &e
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
-
-func readMarkers(path string) ([]*Marker, []string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	var out []*Marker
-	var warn []string
-	r := bufio.NewReader(f)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if err == io.EOF {
-			break // a torn last line is ignored
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		var m Marker
-		if json.Unmarshal(line, &m) != nil || m.FilePath == "" {
-			warn = append(warn, fmt.Sprintf("skipped a corrupted line (%d) in rebuilds.log", n))
-			continue
-		}
-		out = append(out, &m)
-	}
-	return out, warn, nil
-}
-
-// appendLine appends one JSON line to path in a single write, first cutting off a
-// torn line a killed writer may have left. It returns the file's previous size so a
-// failed commit can truncate back to it. Called with the lock held.
-func appendLine(path string, v any) (prevSize int64, err error) {
-	line, err := jsonLine(v)
-	if err != nil {
-		return 0, err
-	}
-	return appendRaw(path, line)
-}
-
-// appendRaw appends complete lines to path in a single write (see appendLine).
-func appendRaw(path string, line []byte) (prevSize int64, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", path, err)
-	}
-	defer f.Close()
-	size, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return 0, err
-	}
-	if size > 0 {
-		if size, err = cutTornLine(f, size); err != nil {
-			return 0, fmt.Errorf("repair %s: %w", path, err)
-		}
-	}
-	if _, err := f.WriteAt(line, size); err != nil {
-		_ = f.Truncate(size)
-		return 0, fmt.Errorf("append to %s: %w", path, err)
-	}
-	return size, nil
-}
-
-// cutTornLine truncates f after its last "\n" and returns the new size.
-func cutTornLine(f *os.File, size int64) (int64, error) {
-	var last [1]byte
-	if _, err := f.ReadAt(last[:], size-1); err != nil {
-		return 0, err
-	}
-	if last[0] == '\n' {
-		return size, nil
-	}
-	buf := make([]byte, 64<<10)
-	for end := size; end > 0; {
-		start := max(end-int64(len(buf)), 0)
-		chunk := buf[:end-start]
-		if _, err := f.ReadAt(chunk, start); err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			keep := start + int64(i) + 1
-			return keep, f.Truncate(keep)
-		}
-		end = start
-	}
-	return 0, f.Truncate(0)
-}
-
-// lastEntry returns the last complete entry of a conversation log, or nil.
-func lastEntry(path string) (*Entry, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return nil, err
-	}
-	// Read the tail; entries are a few hundred bytes, so 64 KiB holds the last ones.
-	start := max(size-64<<10, 0)
-	buf := make([]byte, size-start)
-	if _, err := f.ReadAt(buf, start); err != nil {
-		return nil, err
-	}
-	lines := bytes.Split(buf, []byte("\n"))
-	for i := len(lines) - 2; i >= 0; i-- { // the element after the last "\n" is torn or empty
-		var e Entry
-		if json.Unmarshal(lines[i], &e) == nil && e.EditID != "" {
-			return &e, nil
-		}
-	}
-	return nil, nil
-}
-
 // rewriteLog sets new statuses in one conversation's log atomically; unparseable
 // lines are kept as they are. Called with the lock held.
 func (s *Store) rewriteLog(conv string, status map[string]Status) error {
-	path := filepath.Join(s.dir, "logs", conv+".log")
-	lines, err := readLog(path)
+	lines, err := s.files.readLog("logs/" + conv + ".log")
 	if err != nil {
 		return err
 	}
@@ -333,15 +180,15 @@ func (s *Store) rewriteLog(conv string, status map[string]Status) error {
 		buf.WriteString(l.raw)
 		buf.WriteByte('\n')
 	}
-	return writeFileAtomic(s.dir, filepath.Join("logs", conv+".log"), buf.Bytes(), 0o600)
+	return s.files.writeAtomic("logs/"+conv+".log", buf.Bytes())
 }
 
 // readStoreFile reads a file of the store by its path relative to the store.
 func (s *Store) readStoreFile(rel string) ([]byte, error) {
-	if rel == "" || strings.Contains(rel, "..") || filepath.IsAbs(rel) {
+	if !filepath.IsLocal(rel) {
 		return nil, fmt.Errorf("bad path %q in the edit history", rel)
 	}
-	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
+	b, err := s.files.root.ReadFile(rel)
 	if err != nil {
 		return nil, fmt.Errorf("read %s from the edit history: %w", rel, err)
 	}

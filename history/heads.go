@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 )
@@ -49,14 +48,16 @@ func (hd *head) knows(fi fs.FileInfo) bool {
 type heads struct {
 	mu     sync.Mutex
 	synced bool // caught up during the current hold of the store's lock
-	path   string
+	files  storeFiles
 	offset int64       // bytes of the log parsed so far
 	file   os.FileInfo // the log file read, to notice it was replaced (cleanup)
 	byPath map[string]head
 }
 
-func newHeads(dir string) *heads {
-	return &heads{path: filepath.Join(dir, "heads.log"), byPath: map[string]head{}}
+const headsLog = "heads.log"
+
+func newHeads(files storeFiles) *heads {
+	return &heads{files: files, byPath: map[string]head{}}
 }
 
 // get returns the head of path, or nil if it was never recorded.
@@ -88,7 +89,7 @@ func (h *heads) put(hs ...head) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	f, err := os.OpenFile(h.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := h.files.root.OpenFile(headsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ func (h *heads) catchUp() error {
 }
 
 func (h *heads) readNew() error {
-	fi, err := os.Stat(h.path)
+	fi, err := h.files.root.Stat(headsLog)
 	if errors.Is(err, fs.ErrNotExist) {
 		h.offset, h.file, h.byPath = 0, nil, map[string]head{}
 		return nil
@@ -152,7 +153,7 @@ func (h *heads) readNew() error {
 	if fi.Size() == h.offset {
 		return nil
 	}
-	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
+	f, err := h.files.root.OpenFile(headsLog, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func (h *heads) readNew() error {
 }
 
 // forgetAll drops paths from the index and rewrites the log without them.
-func (h *heads) forgetAll(dir string, paths map[string]bool) error {
+func (h *heads) forgetAll(paths map[string]bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.catchUp(); err != nil {
@@ -192,7 +193,7 @@ func (h *heads) forgetAll(dir string, paths map[string]bool) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	if err := writeFileAtomic(dir, "heads.log", buf.Bytes(), 0o600); err != nil {
+	if err := h.files.writeAtomic(headsLog, buf.Bytes()); err != nil {
 		return err
 	}
 	h.file, h.offset, h.synced = nil, 0, false

@@ -3,8 +3,6 @@ package history
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 )
@@ -128,17 +126,13 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 			}
 		}
 	}
-	if err := s.heads.forgetAll(s.dir, forget); err != nil {
+	if err := s.heads.forgetAll(forget); err != nil {
 		return nil, nil, err
 	}
 	*s.known = *newKnownFiles()
 	for _, conv := range dropped {
-		for _, p := range []string{
-			filepath.Join(s.dir, "logs", conv+".log"),
-			filepath.Join(s.dir, "diffs", conv),
-			filepath.Join(s.dir, "checkpoints", conv),
-		} {
-			if err := os.RemoveAll(p); err != nil {
+		for _, p := range []string{"logs/" + conv + ".log", "diffs/" + conv, "checkpoints/" + conv} {
+			if err := s.files.root.RemoveAll(p); err != nil {
 				return dropped, kept, fmt.Errorf("cleanup %s: %w", conv, err)
 			}
 		}
@@ -188,7 +182,7 @@ func (s *Store) dropMarkers(all []*lineage, candidate map[string]bool) error {
 			if st.marker != nil {
 				drop[st.seq] = true
 				if st.marker.DiffFile != nil {
-					_ = os.Remove(filepath.Join(s.dir, filepath.FromSlash(*st.marker.DiffFile)))
+					_ = s.files.root.Remove(*st.marker.DiffFile)
 				}
 			}
 		}
@@ -196,7 +190,7 @@ func (s *Store) dropMarkers(all []*lineage, candidate map[string]bool) error {
 	if len(drop) == 0 {
 		return nil
 	}
-	markers, _, err := readMarkers(filepath.Join(s.dir, "rebuilds.log"))
+	markers, _, err := s.files.readMarkers("rebuilds.log")
 	if err != nil {
 		return err
 	}
@@ -211,5 +205,5 @@ func (s *Store) dropMarkers(all []*lineage, candidate map[string]bool) error {
 		}
 		buf = append(buf, line...)
 	}
-	return writeFileAtomic(s.dir, "rebuilds.log", buf, 0o600)
+	return s.files.writeAtomic("rebuilds.log", buf)
 }

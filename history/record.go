@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -189,13 +188,13 @@ func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
 type transaction struct {
 	store    *Store
 	newFiles []string         // store files created (diffs, checkpoints)
-	logs     map[string]int64 // log path → size before the append
+	logs     map[string]int64 // log name → size before the append
 	heads    map[string]*head // path → head before (nil: none)
 }
 
 func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 	s := t.store
-	logPath := filepath.Join(s.dir, "logs", c.Conversation+".log")
+	logPath := "logs/" + c.Conversation + ".log"
 	index, err := s.nextIndex(c.Conversation, logPath)
 	if err != nil {
 		return nil, err
@@ -228,7 +227,7 @@ func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 // nextIndex is the tool_call_index of a conversation's next call: one more than the
 // last one in its log, remembered while the log keeps the size this process left it.
 func (s *Store) nextIndex(conv, logPath string) (int, error) {
-	fi, err := os.Stat(logPath)
+	fi, err := s.files.root.Stat(logPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
@@ -246,7 +245,7 @@ func (s *Store) nextIndex(conv, logPath string) (int, error) {
 	if err != nil {
 		return 0, nil
 	}
-	last, err := lastEntry(logPath)
+	last, err := s.files.lastEntry(logPath)
 	if err != nil || last == nil {
 		return 0, err
 	}
@@ -328,7 +327,7 @@ func (t *transaction) checkpoint(conv, path string, content []byte, exists bool)
 		return nil, nil
 	}
 	for _, ext := range []string{".chkpt", ".none"} {
-		if _, err := os.Stat(filepath.Join(t.store.dir, filepath.FromSlash(base+ext))); err == nil {
+		if t.store.files.exists(base + ext) {
 			known[base] = true
 			return nil, nil
 		}
@@ -365,7 +364,7 @@ func (t *transaction) appendEntries(logPath string, entries []*Entry) (int64, er
 		}
 		lines = append(lines, line...)
 	}
-	size, err := appendRaw(logPath, lines)
+	size, err := t.store.files.appendRaw(logPath, lines)
 	if err != nil {
 		return 0, err
 	}
@@ -413,15 +412,11 @@ func (t *transaction) rollback() {
 			_ = s.heads.put(*h)
 		}
 	}
-	for path, size := range t.logs {
-		if size == 0 {
-			_ = os.Remove(path)
-		} else {
-			_ = os.Truncate(path, size)
-		}
+	for name, size := range t.logs {
+		_ = s.files.truncate(name, size)
 	}
 	for i := len(t.newFiles) - 1; i >= 0; i-- {
-		_ = os.Remove(filepath.Join(s.dir, filepath.FromSlash(t.newFiles[i])))
+		_ = s.files.root.Remove(t.newFiles[i])
 	}
 	*s.known = *newKnownFiles() // some of what it held was undone
 	t.heads, t.logs, t.newFiles = nil, nil, nil

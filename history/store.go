@@ -8,13 +8,15 @@
 //
 //	FORMAT                          format version
 //	history.lock                    gofrs/flock lock taken by every writer
-//	seq                             next sequence number (total order of all steps)
 //	logs/<conv>.log                 JSON Lines, one Entry per recorded change
 //	diffs/<conv>/<edit_id>.diff     unified diff of one change
 //	checkpoints/<conv>/<key>.chkpt  a file's bytes when the conversation first touched it
-//	rebuilds.log, diffs/rebuilds/   what accept/reject wrote to disk (see Marker)
-//	heads/<key>.json                the last recorded state of each path
-//	tmp/                            temp files, swept when the store is opened
+//	rebuilds.log, rebuilds/<seq>.diff  what accept/reject wrote to disk (see Marker)
+//	heads.log                       the last recorded state of each path (heads.go)
+//	tmp/                            temp files, swept when the store is first locked
+//
+// All of it is read and written through an *os.Root (storefiles.go): symlinks are
+// followed only while they stay inside the store.
 package history
 
 import (
@@ -26,11 +28,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -53,7 +57,8 @@ var ErrNoStore = errors.New("no edit history found")
 
 // Store is one workspace's edit history.
 type Store struct {
-	dir       string          // absolute path of .mcp/edit_history
+	dir       string          // absolute path of .mcp/edit_history, for messages
+	files     storeFiles      // the store's folder, all IO goes through it
 	workspace *workspace.Root // the workspace the recorded files live in
 	mu        *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
 	maxFile   int64           // size limit when reading workspace files
@@ -77,9 +82,9 @@ func newKnownFiles() *knownFiles {
 }
 
 // store is shared per directory within a process, so caches stay right.
-func newStore(dir string, root *workspace.Root) *Store {
-	mu, _ := processLocks.LoadOrStore(dir, &sync.Mutex{})
-	return &Store{dir: dir, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(dir), known: newKnownFiles()}
+func newStore(files storeFiles, root *workspace.Root) *Store {
+	mu, _ := processLocks.LoadOrStore(files.dir, &sync.Mutex{})
+	return &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles()}
 }
 
 // processLocks gives every store directory one mutex per process, so goroutines
@@ -88,34 +93,51 @@ var processLocks sync.Map // dir → *sync.Mutex
 
 // Open opens (creating if needed) the store of the workspace folder root.
 func Open(root *workspace.Root) (*Store, error) {
-	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
-	if err := checkFormat(dir); err != nil {
+	files, err := openFiles(root, true)
+	if err != nil {
 		return nil, err
 	}
-	for _, sub := range []string{"logs", "diffs", "checkpoints", "heads", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+	if err := checkFormat(files); err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{"logs", "diffs", "checkpoints", "tmp"} {
+		if err := files.root.MkdirAll(sub, 0o700); err != nil {
 			return nil, fmt.Errorf("create edit history in %s: %w (is the workspace read-only?)", root.Path(), err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "FORMAT")); errors.Is(err, fs.ErrNotExist) {
-		if err := writeFileAtomic(dir, "FORMAT", []byte(formatLine()), 0o600); err != nil {
+	if !files.exists("FORMAT") {
+		if err := files.writeAtomic("FORMAT", []byte(formatLine())); err != nil {
 			return nil, err
 		}
 	}
-	return newStore(dir, root), nil
+	return newStore(files, root), nil
 }
 
 // OpenExisting opens the store of root only if it already exists (the CLI never
 // creates one).
 func OpenExisting(root *workspace.Root) (*Store, error) {
-	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%w in %s", ErrNoStore, root.Path())
-	}
-	if err := checkFormat(dir); err != nil {
+	files, err := openFiles(root, false)
+	if err != nil {
 		return nil, err
 	}
-	return newStore(dir, root), nil
+	if err := checkFormat(files); err != nil {
+		return nil, err
+	}
+	return newStore(files, root), nil
+}
+
+// openFiles opens root's .mcp/edit_history as an *os.Root. A store reached through a
+// symlink that leaves the workspace is refused: writing there would write outside it.
+func openFiles(root *workspace.Root, create bool) (storeFiles, error) {
+	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
+	r, err := root.OpenDir(Dir, create)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return storeFiles{}, fmt.Errorf("%w in %s", ErrNoStore, root.Path())
+	}
+	if err != nil {
+		return storeFiles{}, fmt.Errorf("open the edit history in %s: %w", root.Path(), err)
+	}
+	return storeFiles{root: r, dir: dir}, nil
 }
 
 // Find walks up from dir to the nearest folder holding .mcp/edit_history, the way git
@@ -126,7 +148,7 @@ func Find(dir string) (string, error) {
 		return "", err
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(filepath.Join(d, filepath.FromSlash(Dir))); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(filepath.Join(d, filepath.FromSlash(Dir))); err == nil && fi.IsDir() && ownedByMe(fi) {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
@@ -143,8 +165,16 @@ func (s *Store) SetMaxFileSize(n int64) { s.maxFile = n }
 
 func formatLine() string { return "mcpdiff-edit-history " + strconv.Itoa(formatVersion) + "\n" }
 
-func checkFormat(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, "FORMAT"))
+// ownedByMe reports whether this user owns fi: a store another user planted in a
+// shared parent folder (/tmp/.mcp) must not receive copies of our files.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Getuid()
+}
+
+func checkFormat(files storeFiles) error {
+	dir := files.dir
+	b, err := files.root.ReadFile("FORMAT")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -169,6 +199,11 @@ func checkFormat(dir string) error {
 // Stale temp files of writers that crashed are removed while the lock is held.
 func (s *Store) lock(ctx context.Context) (func(), error) {
 	s.mu.Lock()
+	// flock opens the lock by path; make sure that path is no symlink to elsewhere.
+	if fi, err := s.files.root.Lstat("history.lock"); err == nil && !fi.Mode().IsRegular() {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%s/history.lock is %s, not a file; remove it", s.dir, fi.Mode().Type())
+	}
 	fl := flock.New(filepath.Join(s.dir, "history.lock"), flock.SetPermissions(0o600))
 	ctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
@@ -192,12 +227,9 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 // sweepTemp removes temp files left by a writer that was killed. Only called with the
 // lock held: other writers stage their files only while holding it.
 func (s *Store) sweepTemp() {
-	names, err := os.ReadDir(filepath.Join(s.dir, "tmp"))
-	if err != nil {
-		return
-	}
+	names, _ := s.files.readDir("tmp")
 	for _, n := range names {
-		_ = os.Remove(filepath.Join(s.dir, "tmp", n.Name()))
+		_ = s.files.root.Remove("tmp/" + n.Name())
 	}
 }
 
@@ -238,65 +270,14 @@ func (s *Store) nextSeq(paths ...string) (int64, error) {
 	}
 }
 
-// writeNewFile writes a file that must not exist yet (a diff or a checkpoint, named
-// by a fresh id). No rename is needed: a log line refers to it only after it is
-// complete, so a writer killed halfway leaves an unreferenced file, never a torn one.
+// writeNewFile writes a diff or checkpoint (see storeFiles.writeNew), creating its
+// folder the first time this process writes there.
 func (s *Store) writeNewFile(name string, data []byte) error {
-	path := filepath.Join(s.dir, filepath.FromSlash(name))
-	if folder := filepath.Dir(path); !s.known.dirs[folder] {
-		if err := os.MkdirAll(folder, 0o700); err != nil {
-			return err
-		}
-		s.known.dirs[folder] = true
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrNotExist) { // its folder was removed by a cleanup elsewhere
-		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes dir/name through a temp file in dir/tmp and a rename.
-func writeFileAtomic(dir, name string, data []byte, perm fs.FileMode) error {
-	tmpDir := filepath.Join(dir, "tmp")
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+	folder := path.Dir(name)
+	if err := s.files.writeNew(name, data, !s.known.dirs[folder]); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(tmpDir, "w-*") // created 0600
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil && perm != 0o600 {
-		werr = os.Chmod(tmp, perm)
-	}
-	if werr == nil {
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		if werr = os.MkdirAll(filepath.Dir(target), 0o700); werr == nil {
-			werr = os.Rename(tmp, target)
-		}
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), werr)
-	}
+	s.known.dirs[folder] = true
 	return nil
 }
 

@@ -123,3 +123,19 @@ func describeKind(mode fs.FileMode) string {
 	}
 	return "a special file"
 }
+
+// OpenDir opens the folder rel inside the root as an *os.Root of its own, creating
+// it (0700) first when create is set. Symlinks on the way are followed only while
+// they stay inside the root.
+func (r *Root) OpenDir(rel string, create bool) (*os.Root, error) {
+	if create {
+		if err := r.dir.MkdirAll(rel, 0o700); err != nil {
+			return nil, osError("create", rel, r, err)
+		}
+	}
+	d, err := r.dir.OpenRoot(rel)
+	if err != nil {
+		return nil, osError("open", rel, r, err)
+	}
+	return d, nil
+}
