@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -221,12 +222,14 @@ func (s *Store) plan(snap *snapshot, next map[string]Status, status func(*Entry)
 		if err != nil {
 			return nil, err
 		}
-		f := &fileChange{R: R, S: S, changed: changed, mode: 0o644}
 		d, mode, err := s.drift(R)
 		if err != nil {
 			return nil, err
 		}
-		f.mode = mode
+		if !R.exists {
+			mode = deletedMode(l, mode)
+		}
+		f := &fileChange{R: R, S: S, changed: changed, mode: mode}
 		if d != nil {
 			drifts = append(drifts, *d)
 		}
@@ -241,6 +244,19 @@ func (s *Store) plan(snap *snapshot, next map[string]Status, status func(*Entry)
 		return nil, &ExternalChangeError{Drifts: drifts}
 	}
 	return plan, nil
+}
+
+// deletedMode is the mode a file brought back by a rejected delete gets: the one it
+// had when it was last deleted.
+func deletedMode(l *lineage, fallback fs.FileMode) fs.FileMode {
+	for i := len(l.steps) - 1; i >= 0; i-- {
+		if e := l.steps[i].entry; e != nil && e.Operation == Delete && e.Mode != "" {
+			if m, err := strconv.ParseUint(e.Mode, 8, 32); err == nil {
+				return fs.FileMode(m).Perm()
+			}
+		}
+	}
+	return fallback
 }
 
 // drift compares the disk with the recorded version R of a file.

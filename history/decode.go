@@ -63,6 +63,8 @@ func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool
 		return str(&e.ToolName)
 	case "source":
 		return str(&e.Source)
+	case "mode":
+		return str(&e.Mode)
 	case "operation":
 		return str((*string)(&e.Operation))
 	case "status":
@@ -96,4 +98,4 @@ func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool
 }
 
 var entryKeys = []string{"edit_id", "conversation_id", "tool_call_index", "seq", "timestamp", "operation",
-	"file_path", "source_path", "tool_name", "status", "diff_file", "checkpoint_file", "hash_before", "hash_after", "source"}
+	"file_path", "source_path", "tool_name", "status", "diff_file", "checkpoint_file", "hash_before", "hash_after", "source", "mode"}

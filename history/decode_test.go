@@ -16,6 +16,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		string(good),
 		`{"edit_id":"x","file_path":"/a","source_path":null,"extra":[1,2],"seq":-5}`,
 		`{"EDIT_ID":"x","file_path":"/a"}`,
+		`{"edit_id":"x","file_path":"/a","operation":"delete","mode":"0755"}`, `{"edit_id":"x","file_path":"/a","Mode":"0755"}`,
 		`{"edit_id":"\ud83d\ude00","file_path":"/a","n":1.5e3,"t":true,"f":false}`,
 		`{"edit_id":"x","file_path":"/a","tool_call_index":1.0}`,
 		`{"edit_id":"bad \x01","file_path":"/a"}`,

@@ -56,6 +56,8 @@ type Entry struct {
 	HashBefore     *string   `json:"hash_before"`
 	HashAfter      *string   `json:"hash_after"`
 	Source         string    `json:"source"`
+	Mode           string    `json:"mode,omitempty"` // delete: the file's permissions (octal), for its return
+
 
 	raw string // the log line this entry was read from
 }

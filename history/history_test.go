@@ -674,3 +674,25 @@ func TestRejectUnderALaterWholeFileWrite(t *testing.T) {
 		t.Fatal("the write_file rewrote the rejected edit's line: want a conflict")
 	}
 }
+
+// A rejected delete brings the file back with the permissions it had.
+func TestRejectedDeleteRestoresTheMode(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("run.sh", "#!/bin/sh\n")
+	if err := os.Chmod(w.abs("run.sh"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	e := w.remove(NewConversationID(), "run.sh")
+	if e.Mode != "0750" {
+		t.Fatalf("delete entry mode = %q, want 0750", e.Mode)
+	}
+	w.mustDecide(Rejected, e.EditID)
+	w.expect("run.sh", "#!/bin/sh\n")
+	info, err := os.Stat(w.abs("run.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o750 {
+		t.Fatalf("restored mode %v, want 0750", info.Mode().Perm())
+	}
+}

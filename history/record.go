@@ -277,6 +277,7 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 	}
 	switch ch.Op {
 	case Delete:
+		e.Mode = s.modeOf(ch)
 	case Move:
 		e.HashAfter = e.HashBefore
 	default:
@@ -298,6 +299,22 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 		e.DiffFile = strPtr(rel)
 	}
 	return e, nil
+}
+
+// modeOf is the permissions of the file a change starts from, as an octal string
+// ("" if it cannot be read: the file then comes back 0644).
+func (s *Store) modeOf(ch Change) string {
+	info := ch.BeforeInfo
+	if info == nil {
+		rel, err := s.relPath(ch.Path)
+		if err != nil {
+			return ""
+		}
+		if info, err = s.workspace.Lstat(rel); err != nil {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%04o", info.Mode().Perm())
 }
 
 // relName is the name a diff header shows: the path relative to the workspace, or
