@@ -156,7 +156,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	rows := [][]string{{"EDIT", "TIME", "STATUS", "OP", "CONVERSATION", "PATH"}}
 	for _, e := range list.Entries {
-		rows = append(rows, []string{shortID(e.EditID), localTime(e.Timestamp), string(e.Status), string(e.Operation), e.ConversationID, entryPath(store, e)})
+		rows = append(rows, []string{e.EditID, localTime(e.Timestamp), string(e.Status), string(e.Operation), e.ConversationID, entryPath(store, e)})
 	}
 	writeTable(stdout, rows)
 	return exitOK
@@ -228,7 +228,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	case 0:
 		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
 	case 1:
-		fmt.Fprintf(stdout, "%s edit %s\n", past, shortID(out.Edits[0]))
+		fmt.Fprintf(stdout, "%s edit %s\n", past, out.Edits[0])
 	default:
 		fmt.Fprintf(stdout, "%s %d edits\n", past, len(out.Edits))
 	}
@@ -339,13 +339,6 @@ func entryPath(store *history.Store, e *history.Entry) string {
 		return store.Rel(*e.SourcePath) + " -> " + store.Rel(e.FilePath)
 	}
 	return store.Rel(e.FilePath)
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 // localTime shows a log timestamp in local time. It reads the layout mcpdiff writes

@@ -57,7 +57,7 @@ func TestStatusAndShow(t *testing.T) {
 		t.Fatalf("status table:\n%s", out)
 	}
 	for i, l := range lines[1:] {
-		for _, want := range []string{ids[i][:8], "pending", "edit", "conv_", "a.txt"} {
+		for _, want := range []string{ids[i], "pending", "edit", "conv_", "a.txt"} {
 			if !strings.Contains(l, want) {
 				t.Fatalf("row %q lacks %q", l, want)
 			}
