@@ -696,3 +696,47 @@ func TestRejectedDeleteRestoresTheMode(t *testing.T) {
 		t.Fatalf("restored mode %v, want 0750", info.Mode().Perm())
 	}
 }
+
+// A file every conversation touches must not pin the history forever: resolved
+// conversations before the first unresolved one go, and later decisions still work.
+func TestCleanupDropsAResolvedPrefix(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c1, c2, c3 := NewConversationID(), NewConversationID(), NewConversationID()
+	e1 := w.edit(c1, "a.txt", replaceLine(numbered(10), 2, "ONE"))
+	e2 := w.edit(c2, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "TWO"))
+	w.mustDecide(Accepted, e1.EditID)
+	w.mustDecide(Rejected, e2.EditID)
+	e3 := w.edit(c3, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "THREE"))
+	dropped, kept, err := w.store.Cleanup(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 2 || len(kept) != 1 || kept[0] != c3 {
+		t.Fatalf("dropped %v kept %v, want c1 and c2 dropped", dropped, kept)
+	}
+	w.mustDecide(Rejected, e3.EditID)
+	w.expect("a.txt", replaceLine(numbered(10), 2, "ONE"))
+	w.mustDecide(Accepted, e3.EditID)
+	w.expect("a.txt", replaceLine(replaceLine(numbered(10), 2, "ONE"), 8, "THREE"))
+}
+
+// A reject carried out after a later conversation's edit leaves the file, at that
+// edit, unlike what the decisions want: the earlier conversation must stay.
+func TestCleanupKeepsAPrefixTheReplayStillNeeds(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c1, c2 := NewConversationID(), NewConversationID()
+	e1 := w.edit(c1, "a.txt", replaceLine(numbered(10), 2, "ONE"))
+	e2 := w.edit(c2, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "TWO"))
+	w.mustDecide(Rejected, e1.EditID)
+	dropped, _, err := w.store.Cleanup(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 0 {
+		t.Fatalf("dropped %v, but c2's replay starts before c1's reject was carried out", dropped)
+	}
+	w.mustDecide(Rejected, e2.EditID)
+	w.expect("a.txt", numbered(10))
+}

@@ -68,10 +68,14 @@ func (s *Store) Diff(e *Entry) (string, error) {
 func (s *Store) Rel(path string) string { return s.rel(path) }
 
 // Cleanup drops the logs, diffs and checkpoints of conversations that are fully
-// resolved (no pending edit) and whose last edit is older than olderThan. A
-// conversation is only dropped together with every other conversation that touched
-// the same files: a later conversation's edits are replayed from the earlier ones'
-// checkpoints, so dropping only the earlier ones could bring a rejected edit back.
+// resolved (no pending edit) and whose last edit is older than olderThan.
+//
+// A later conversation's edits are replayed from the earliest checkpoint of their
+// file, so a resolved conversation can only go when nothing still needs its steps:
+// either every conversation that touched the same files goes too, or it lies wholly
+// before the kept ones (a prefix) and at that point the file already is what the
+// decisions want (every reject was carried out), so the replay can start at the first
+// kept conversation's own checkpoint instead. See cleanupPlan.
 func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, kept []string, err error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
@@ -88,22 +92,11 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 		candidate[conv] = resolvedBefore(entries, cutoff)
 	}
 	all, _ := lineages(snap)
-	// Shrink the candidates until every lineage is either wholly dropped or wholly kept.
-	for changed := true; changed; {
-		changed = false
-		for _, l := range all {
-			if lineageDroppable(l, candidate) {
-				continue
-			}
-			for _, st := range l.steps {
-				if st.entry != nil && candidate[st.entry.ConversationID] {
-					candidate[st.entry.ConversationID] = false
-					changed = true
-				}
-			}
-		}
+	plan := s.cleanupPlan(all, snap, copyBools(candidate), true)
+	if !plan.keepsLineages(all, snap) {
+		plan = s.cleanupPlan(all, snap, candidate, false)
 	}
-	for conv, ok := range candidate {
+	for conv, ok := range plan.convs {
 		if ok {
 			dropped = append(dropped, conv)
 		} else {
@@ -115,18 +108,10 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 	if len(dropped) == 0 {
 		return nil, kept, nil
 	}
-	if err := s.dropMarkers(all, candidate); err != nil {
+	if err := s.dropMarkers(plan.markers); err != nil {
 		return nil, nil, err
 	}
-	forget := map[string]bool{}
-	for _, l := range all {
-		if lineageDroppable(l, candidate) {
-			for _, st := range l.steps {
-				forget[st.from()], forget[st.to()] = true, true
-			}
-		}
-	}
-	if err := s.heads.forgetAll(forget); err != nil {
+	if err := s.heads.forgetAll(plan.forget); err != nil {
 		return nil, nil, err
 	}
 	*s.known = *newKnownFiles()
@@ -138,6 +123,152 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 		}
 	}
 	return dropped, kept, nil
+}
+
+// cleanup is what Cleanup drops.
+type cleanup struct {
+	convs   map[string]bool   // conversation → dropped
+	markers map[int64]*Marker // rebuild markers dropped, by seq
+	forget  map[string]bool   // paths no conversation tracks any more
+}
+
+// cleanupPlan shrinks the candidates until every lineage is wholly dropped, wholly
+// kept, or (with prefixes) dropped up to a clean cut: the first step of a kept
+// conversation, with no dropped step after it.
+func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string]bool, prefixes bool) *cleanup {
+	cuts := map[*lineage]int{}
+	for changed := true; changed; {
+		changed = false
+		keep := func(st *step) {
+			if st.entry != nil && candidate[st.entry.ConversationID] {
+				candidate[st.entry.ConversationID] = false
+				changed = true
+			}
+		}
+		for _, l := range all {
+			delete(cuts, l)
+			c := 0
+			for c < len(l.steps) && (l.steps[c].entry == nil || candidate[l.steps[c].entry.ConversationID]) {
+				c++
+			}
+			if c == len(l.steps) {
+				continue // wholly dropped
+			}
+			for _, st := range l.steps[c:] {
+				keep(st)
+			}
+			if c == 0 || changed {
+				continue
+			}
+			if !prefixes || !s.cleanCut(l, c, snap) {
+				for _, st := range l.steps[:c] {
+					keep(st)
+				}
+				continue
+			}
+			cuts[l] = c
+		}
+	}
+	plan := &cleanup{convs: candidate, markers: map[int64]*Marker{}, forget: map[string]bool{}}
+	for _, l := range all {
+		c, partly := cuts[l]
+		if !partly {
+			if !lineageDroppable(l, candidate) {
+				continue
+			}
+			c = len(l.steps)
+			for _, st := range l.steps {
+				plan.forget[st.from()], plan.forget[st.to()] = true, true
+			}
+		}
+		for _, st := range l.steps[:c] {
+			if st.marker != nil {
+				plan.markers[st.seq] = st.marker
+			}
+		}
+	}
+	return plan
+}
+
+// cleanCut reports whether the steps of l before index c can be forgotten: there the
+// file is what the decisions want (no reject left undone), and the replay can start
+// at step c from its conversation's checkpoint.
+func (s *Store) cleanCut(l *lineage, c int, snap *snapshot) bool {
+	p := &replayer{store: s, status: func(e *Entry) Status { return e.Status }}
+	if p.start(l, snap) != nil {
+		return false
+	}
+	for _, st := range l.steps[:c] {
+		if p.apply(st) != nil {
+			return false
+		}
+	}
+	next := l.steps[c]
+	if len(p.regions) > 0 || !sameFile(p.S, p.R) || next.from() != p.R.path || next.existsBefore() != p.R.exists {
+		return false
+	}
+	if !next.existsBefore() {
+		return true
+	}
+	b, err := s.checkpointFor(next, snap)
+	return err == nil && string(b) == string(p.R.content())
+}
+
+// keepsLineages reports whether the steps the plan keeps still group into the same
+// files as before (a dropped move could otherwise hand a path to another file).
+func (plan *cleanup) keepsLineages(all []*lineage, snap *snapshot) bool {
+	pruned := &snapshot{}
+	for _, e := range snap.entries {
+		if !plan.convs[e.ConversationID] {
+			pruned.entries = append(pruned.entries, e)
+		}
+	}
+	for _, m := range snap.markers {
+		if plan.markers[m.Seq] == nil {
+			pruned.markers = append(pruned.markers, m)
+		}
+	}
+	key := func(st *step) string {
+		if st.entry != nil {
+			return st.entry.EditID
+		}
+		return fmt.Sprint("marker ", st.seq)
+	}
+	group := func(ls []*lineage) map[string]string { // kept step → its lineage's first kept step
+		out := map[string]string{}
+		for _, l := range ls {
+			first := ""
+			for _, st := range l.steps {
+				if (st.entry != nil && plan.convs[st.entry.ConversationID]) || (st.marker != nil && plan.markers[st.seq] != nil) {
+					continue
+				}
+				if first == "" {
+					first = key(st)
+				}
+				out[key(st)] = first
+			}
+		}
+		return out
+	}
+	after, _ := lineages(pruned)
+	before, now := group(all), group(after)
+	if len(before) != len(now) {
+		return false
+	}
+	for k, first := range before {
+		if now[k] != first {
+			return false
+		}
+	}
+	return true
+}
+
+func copyBools(m map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func byConversation(entries []*Entry) map[string][]*Entry {
@@ -171,24 +302,15 @@ func lineageDroppable(l *lineage, candidate map[string]bool) bool {
 	return true
 }
 
-// dropMarkers rewrites rebuilds.log without the markers of dropped lineages.
-func (s *Store) dropMarkers(all []*lineage, candidate map[string]bool) error {
-	drop := map[int64]bool{}
-	for _, l := range all {
-		if !lineageDroppable(l, candidate) {
-			continue
-		}
-		for _, st := range l.steps {
-			if st.marker != nil {
-				drop[st.seq] = true
-				if st.marker.DiffFile != nil {
-					_ = s.files.root.Remove(*st.marker.DiffFile)
-				}
-			}
-		}
-	}
+// dropMarkers rewrites rebuilds.log without the dropped markers.
+func (s *Store) dropMarkers(drop map[int64]*Marker) error {
 	if len(drop) == 0 {
 		return nil
+	}
+	for _, m := range drop {
+		if m.DiffFile != nil {
+			_ = s.files.root.Remove(*m.DiffFile)
+		}
 	}
 	markers, _, err := s.files.readMarkers("rebuilds.log")
 	if err != nil {
@@ -196,7 +318,7 @@ func (s *Store) dropMarkers(all []*lineage, candidate map[string]bool) error {
 	}
 	var buf []byte
 	for _, m := range markers {
-		if drop[m.Seq] {
+		if drop[m.Seq] != nil {
 			continue
 		}
 		line, err := jsonLine(m)

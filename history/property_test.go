@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -276,19 +277,20 @@ func TestPropertyRejectKeepsEveryOtherEdit(t *testing.T) {
 	if testing.Short() {
 		cases = 50
 	}
-	var decided, refused int
+	var decided, refused, cleaned int
 	for seed := 1; seed <= cases; seed++ {
-		d, r := runProperty(t, int64(seed))
+		d, r, c := runProperty(t, int64(seed))
 		decided += d
 		refused += r
+		cleaned += c
 	}
-	t.Logf("%d decisions carried out, %d refused as conflicts", decided, refused)
+	t.Logf("%d decisions carried out, %d refused as conflicts, %d conversations cleaned up", decided, refused, cleaned)
 	if decided < refused {
 		t.Fatalf("too few decisions carried out (%d vs %d refused): the test checks little", decided, refused)
 	}
 }
 
-func runProperty(t *testing.T, seed int64) (decided, refused int) {
+func runProperty(t *testing.T, seed int64) (decided, refused, cleaned int) {
 	t.Helper()
 	w := newWS(t)
 	p := &propWorld{w: w, rng: rand.New(rand.NewSource(seed)), owner: map[string]int{}, conv: NewConversationID()}
@@ -302,14 +304,26 @@ func runProperty(t *testing.T, seed int64) (decided, refused int) {
 	for _, op := range p.ops {
 		status[op.entry.EditID] = Pending
 	}
+	gone := map[string]bool{} // conversations cleaned up: their edits are final
 	for round := 0; round < 4; round++ {
+		// A cleanup between decisions must not change what later decisions do.
+		if round > 0 && p.rng.Intn(2) == 0 {
+			dropped, _, err := w.store.Cleanup(context.Background(), 0)
+			if err != nil {
+				t.Fatalf("seed %d: cleanup: %v", seed, err)
+			}
+			for _, c := range dropped {
+				gone[c] = true
+			}
+			cleaned += len(dropped)
+		}
 		to := Rejected
 		if round%2 == 1 {
 			to = Accepted
 		}
 		var ids []string
 		for _, op := range p.ops {
-			if p.rng.Intn(3) == 0 {
+			if p.rng.Intn(3) == 0 && !gone[op.entry.ConversationID] {
 				ids = append(ids, op.entry.EditID)
 			}
 		}
@@ -341,7 +355,7 @@ func runProperty(t *testing.T, seed int64) (decided, refused int) {
 			t.Fatalf("seed %d round %d:\n got %q\nwant %q\n%s", seed, round, got, want, p.describe(status))
 		}
 	}
-	return decided, refused
+	return decided, refused, cleaned
 }
 
 func (p *propWorld) describe(status map[string]Status) string {
