@@ -2,10 +2,15 @@ package nvim
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/neovim/go-client/msgpack/rpc"
 	nvimrpc "github.com/neovim/go-client/nvim"
 )
 
@@ -70,11 +75,18 @@ func reloadBuffers(ctx context.Context, v *nvimrpc.Nvim, paths []string) (int, e
 
 // Buffers answers the MCP file server's questions about a running Neovim's buffers.
 // Every call has a deadline (Timeout), so a Neovim that went away or is stuck in a
-// prompt gives an error, never a hang.
+// prompt gives an error, never a hang. Once Neovim has exited (its connection is
+// closed) Buffers stops asking: Modified reports false and Reload does nothing, so
+// the file tools go on without buffer checks.
 type Buffers struct {
 	v *nvimrpc.Nvim
 	// Timeout bounds each call (default 2 s).
 	Timeout time.Duration
+	// Logf, when set, hears that Neovim exited and the checks stopped.
+	Logf func(format string, args ...any)
+
+	closed  chan struct{} // closed when the connection ends
+	dropped atomic.Bool
 }
 
 // Dial connects to the Neovim listening at addr ($NVIM: a socket path or host:port).
@@ -84,11 +96,17 @@ func Dial(addr string) (*Buffers, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	v, err := nvimrpc.Dial(addr, nvimrpc.DialContext(ctx), nvimrpc.DialLogf(func(string, ...any) {}))
+	// Served here, not by go-client, to learn when the connection ends.
+	v, err := nvimrpc.Dial(addr, nvimrpc.DialContext(ctx), nvimrpc.DialServe(false), nvimrpc.DialLogf(func(string, ...any) {}))
 	if err != nil {
 		return nil, fmt.Errorf("nvim: connect to Neovim at %s: %w", addr, err)
 	}
-	return &Buffers{v: v, Timeout: 2 * time.Second}, nil
+	b := &Buffers{v: v, Timeout: 2 * time.Second, closed: make(chan struct{})}
+	go func() {
+		defer close(b.closed)
+		v.Serve()
+	}()
+	return b, nil
 }
 
 // Close ends the connection.
@@ -99,23 +117,43 @@ func (b *Buffers) context() (context.Context, context.CancelFunc) {
 }
 
 // Modified reports whether a loaded buffer of path (absolute) has unsaved changes.
+// It fails when Neovim does not answer while connected: the caller must then refuse
+// the write, as the answer could have been yes.
 func (b *Buffers) Modified(path string) (bool, error) {
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return false, fmt.Errorf("nvim: %w", err)
 	}
+	if b.dropped.Load() {
+		return false, nil
+	}
 	ctx, cancel := b.context()
 	defer cancel()
 	var modified bool
-	if err := execLua(ctx, b.v, "check for unsaved changes", modifiedLua, &modified, path); err != nil {
-		return false, err
+	err = call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(modifiedLua, &modified, path) })
+	if err == nil {
+		return modified, nil
 	}
-	return modified, nil
+	if b.gone(err) {
+		return false, nil
+	}
+	cause := err.Error()
+	if inner := errors.Unwrap(err); inner != nil {
+		cause = inner.Error() // without call's "neovim: check for unsaved changes:"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		cause = fmt.Sprintf("no answer within %v (is Neovim busy, or waiting at a prompt?)", b.Timeout)
+	}
+	cause, _, _ = strings.Cut(cause, "\n") // a Lua error's stack traceback follows
+	return false, fmt.Errorf("could not ask Neovim whether %s has unsaved changes: %s; retry", path, cause)
 }
 
 // Reload re-reads the buffers of these files that have no unsaved changes, keeping
 // cursor and view. Files without a buffer are skipped.
 func (b *Buffers) Reload(paths ...string) error {
+	if b.dropped.Load() {
+		return nil
+	}
 	abs := make([]string, 0, len(paths))
 	for _, p := range paths {
 		a, err := filepath.Abs(p)
@@ -127,5 +165,37 @@ func (b *Buffers) Reload(paths ...string) error {
 	ctx, cancel := b.context()
 	defer cancel()
 	_, err := reloadBuffers(ctx, b.v, abs)
+	if err != nil && b.gone(err) {
+		return nil
+	}
 	return err
+}
+
+// gone reports whether a call failed because the connection is closed (Neovim
+// exited), and if so stops all later calls.
+func (b *Buffers) gone(err error) bool {
+	var netErr *net.OpError
+	switch {
+	case errors.Is(err, rpc.ErrClosed):
+	case errors.As(err, &netErr):
+		// A failed write closes the connection at once; wait for the reader to see it.
+		wait := time.NewTimer(b.Timeout)
+		defer wait.Stop()
+		select {
+		case <-b.closed:
+		case <-wait.C:
+			return false
+		}
+	default:
+		// Neovim answered with an error, or is connected but slow.
+		select {
+		case <-b.closed:
+		default:
+			return false
+		}
+	}
+	if !b.dropped.Swap(true) && b.Logf != nil {
+		b.Logf("the connection to Neovim closed (it exited): no more checks for unsaved changes")
+	}
+	return true
 }

@@ -1,11 +1,13 @@
 package nvim
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,6 +117,8 @@ func TestBuffersModifiedAndReload(t *testing.T) {
 	}
 }
 
+// Once Neovim has exited, the file tools go on without buffer checks: Modified
+// reports false without error, Reload does nothing.
 func TestBuffersWhenNeovimIsGone(t *testing.T) {
 	addr, _, cmd := listeningNvim(t)
 	b, err := Dial(addr)
@@ -122,19 +126,31 @@ func TestBuffersWhenNeovimIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	var logs syncLog
+	b.Logf = logs.printf
+	if _, err := b.Modified("/tmp/x"); err != nil {
+		t.Fatalf("Modified with Neovim running: %v", err)
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	if _, err := b.Modified("/tmp/x"); err == nil {
-		t.Fatal("Modified succeeded with Neovim gone")
+	for i := 0; i < 2; i++ {
+		if modified, err := b.Modified("/tmp/x"); err != nil || modified {
+			t.Fatalf("Modified with Neovim gone = %v, %v; want false, nil", modified, err)
+		}
+		if err := b.Reload("/tmp/x"); err != nil {
+			t.Fatalf("Reload with Neovim gone: %v", err)
+		}
 	}
-	if err := b.Reload("/tmp/x"); err == nil {
-		t.Fatal("Reload succeeded with Neovim gone")
+	if got := logs.lines(); len(got) != 1 || !strings.Contains(got[0], "no more checks") {
+		t.Fatalf("logged %q, want one line saying the checks stopped", got)
 	}
 	if _, err := Dial(addr); err == nil || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("Dial to a dead socket: %v, want an error naming %s", err, addr)
 	}
 }
 
+// A check that fails while Neovim is connected must not look like "no unsaved
+// changes": the caller refuses the write.
 func TestBuffersWhenNeovimIsBusy(t *testing.T) {
 	addr, v, _ := listeningNvim(t)
 	b, err := Dial(addr)
@@ -153,9 +169,59 @@ func TestBuffersWhenNeovimIsBusy(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := b.Modified("/tmp/x"); err == nil || !strings.Contains(err.Error(), "no answer") {
-		t.Fatalf("Modified on a busy Neovim: %v, want a timeout error", err)
+	_, err = b.Modified("/tmp/x")
+	if err == nil || !strings.Contains(err.Error(), "could not ask Neovim whether /tmp/x has unsaved changes: no answer within 200ms") ||
+		!strings.HasSuffix(err.Error(), "; retry") {
+		t.Fatalf("Modified on a busy Neovim: %v, want a refusal that says why and to retry", err)
 	}
+	if b.dropped.Load() {
+		t.Fatal("a slow Neovim stopped the checks")
+	}
+}
+
+// An error from Neovim itself refuses too, and the checks go on afterwards.
+func TestBuffersWhenNeovimAnswersWithAnError(t *testing.T) {
+	addr, v, _ := listeningNvim(t)
+	b, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := v.ExecLua(`_G.real_list_bufs = vim.api.nvim_list_bufs; vim.api.nvim_list_bufs = function() error("boom") end`, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Modified("/tmp/x")
+	if err == nil || !strings.Contains(err.Error(), "could not ask Neovim whether /tmp/x has unsaved changes: ") ||
+		!strings.Contains(err.Error(), "boom") || !strings.HasSuffix(err.Error(), "; retry") {
+		t.Fatalf("Modified when Neovim fails: %v, want a refusal naming the cause", err)
+	}
+	if err := b.Reload("/tmp/x"); err == nil {
+		t.Fatal("Reload succeeded when Neovim fails")
+	}
+	if err := v.ExecLua(`vim.api.nvim_list_bufs = _G.real_list_bufs`, nil); err != nil {
+		t.Fatal(err)
+	}
+	if modified, err := b.Modified("/tmp/x"); err != nil || modified {
+		t.Fatalf("Modified after Neovim recovered = %v, %v", modified, err)
+	}
+}
+
+// syncLog collects Logf lines from any goroutine.
+type syncLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *syncLog) printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, fmt.Sprintf(format, args...))
+}
+
+func (l *syncLog) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.got...)
 }
 
 func bytesToStrings(lines [][]byte) []string {
