@@ -216,21 +216,6 @@ func (e *Editor) reject(tabName string) {
 	}
 }
 
-// fileStamp is what a stat shows of a file, to notice a write cheaply.
-type fileStamp struct {
-	exists  bool
-	size    int64
-	modNano int64
-}
-
-func stampOf(path string) fileStamp {
-	info, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{exists: true, size: info.Size(), modNano: info.ModTime().UnixNano()}
-}
-
 // reloadWhenWritten reloads path's unmodified buffers as soon as the file changes
 // (or at once when it already holds the accepted text), giving up after
 // reloadTimeout. Polling a stat every few milliseconds is cheaper and more exact
@@ -239,8 +224,8 @@ func (e *Editor) reloadWhenWritten(path, accepted string) {
 	e.watches.Add(1)
 	go func() {
 		defer e.watches.Done()
-		first := stampOf(path)
-		if first.exists && first.size == int64(len(accepted)) {
+		first := ide.Stamp(path)
+		if first.Exists && first.Size == int64(len(accepted)) {
 			if data, err := os.ReadFile(path); err == nil && string(data) == accepted {
 				e.reload(path)
 				return
@@ -258,7 +243,7 @@ func (e *Editor) reloadWhenWritten(path, accepted string) {
 				e.logf("nvim: %s was not written within %v of being accepted; its buffers were not reloaded", path, e.reloadTimeout)
 				return
 			case <-tick.C:
-				if stampOf(path) != first {
+				if ide.Stamp(path) != first {
 					e.reload(path)
 					return
 				}

@@ -13,11 +13,21 @@ type writeWatch struct {
 	poke chan struct{} // "look now": a close_tab or getDiagnostics arrived
 }
 
-// fileStamp is what the stat poll compares to notice a write without reading the file.
-type fileStamp struct {
-	exists  bool
-	size    int64
-	modNano int64
+// FileStamp is what a stat shows of a file: polling it notices a write without
+// reading the file. Package nvim uses it too.
+type FileStamp struct {
+	Exists  bool
+	Size    int64
+	ModNano int64
+}
+
+// Stamp stats path; a file that cannot be stat'ed has the zero FileStamp.
+func Stamp(path string) FileStamp {
+	info, err := os.Stat(path)
+	if err != nil {
+		return FileStamp{}
+	}
+	return FileStamp{Exists: true, Size: info.Size(), ModNano: info.ModTime().UnixNano()}
 }
 
 // watchWrite starts waiting for d's accepted text to reach the disk, to record it.
@@ -49,7 +59,7 @@ func (s *Server) runWatch(w *writeWatch) {
 	poll := time.NewTicker(s.watchPoll)
 	defer poll.Stop()
 
-	var seen fileStamp
+	var seen FileStamp
 	force := true
 	for {
 		if s.checkWrite(w.d, &seen, force) {
@@ -72,14 +82,14 @@ func (s *Server) runWatch(w *writeWatch) {
 
 // checkWrite reads the file when forced or when its stamp changed, and records the
 // diff once the file holds the accepted text.
-func (s *Server) checkWrite(d *diff, seen *fileStamp, force bool) bool {
+func (s *Server) checkWrite(d *diff, seen *FileStamp, force bool) bool {
 	path := d.req.NewPath
-	stamp := statStamp(path)
+	stamp := Stamp(path)
 	if !force && stamp == *seen {
 		return false
 	}
 	*seen = stamp
-	if !stamp.exists {
+	if !stamp.Exists {
 		return false
 	}
 	data, err := os.ReadFile(path)
@@ -89,14 +99,6 @@ func (s *Server) checkWrite(d *diff, seen *fileStamp, force bool) bool {
 	s.record(d, data)
 	s.settle(d)
 	return true
-}
-
-func statStamp(path string) fileStamp {
-	info, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{exists: true, size: info.Size(), modNano: info.ModTime().UnixNano()}
 }
 
 func (s *Server) record(d *diff, after []byte) {
