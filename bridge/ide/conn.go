@@ -12,6 +12,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpdiff/mcpdiff/history"
 )
 
 const (
@@ -357,7 +359,7 @@ func (c *client) conversation() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conv == "" {
-		c.conv = newConversationID(c.server.now())
+		c.conv = history.NewConversationID()
 	}
 	return c.conv
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/history"
 )
 
 // acceptDiff runs one CLI edit up to the answer: openDiff, the user's :w, FILE_SAVED,
@@ -42,8 +44,8 @@ func TestRecorderIsCalledOnceTheClientWritesTheFile(t *testing.T) {
 		t.Errorf("RecordAccepted(%q, %q, %q, %v, %q), want (%q, %q, true, %q)",
 			got.conv, got.path, got.before, got.existed, got.after, path, before, after)
 	}
-	if !regexp.MustCompile(`^conv_\d{13}_[0-9a-f]{8}$`).MatchString(got.conv) {
-		t.Errorf("conversation id %q, want conv_<epoch_ms>_<8 hex>", got.conv)
+	if !regexp.MustCompile(`^conv_\d{13}_[0-9a-f]{8}$`).MatchString(got.conv) || !history.ValidConversationID(got.conv) {
+		t.Errorf("conversation id %q, want conv_<epoch_ms>_<8 hex> that the history accepts", got.conv)
 	}
 
 	// Later pokes and a Stop find nothing more to record.

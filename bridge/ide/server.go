@@ -430,11 +430,6 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// newConversationID makes a history conversation id: conv_<epoch_ms>_<8 hex>.
-func newConversationID(now time.Time) string {
-	return fmt.Sprintf("conv_%d_%s", now.UnixMilli(), randomHex(4))
-}
-
 // logfWriter adapts Logf to the io.Writer that net/http's ErrorLog needs.
 type logfWriter func(format string, args ...any)
 
