@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -98,7 +99,9 @@ func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool strin
 		if err != nil {
 			return fail(err), nil
 		}
-		s.reloadEditor(changes)
+		if len(changes) > 0 {
+			s.reloadEditor(changes)
+		}
 		return mcp.NewToolResultText(result + note), nil
 	}
 }
@@ -194,39 +197,70 @@ func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileCh
 			return err
 		}
 		w := s.newWrites(changes)
-		if err := w.stage(); err != nil {
-			w.discard()
-			return err
+		err := w.stage()
+		if err == nil {
+			err = w.apply()
 		}
-		return w.apply()
+		if err != nil {
+			w.discard()
+		}
+		return err
 	}
-	byRoot := map[*workspace.Root][]fileChange{}
-	var order []*workspace.Root
+	return s.record(ctx, conv, tool, byRoot(changes))
+}
+
+// byRoot groups changes by workspace root, each of which has its own history store,
+// ordered by the roots' paths: stores are locked in that order, so two calls that
+// span the same roots never wait for each other in a cycle.
+func byRoot(changes []fileChange) [][]fileChange {
+	index := map[*workspace.Root]int{}
+	var groups [][]fileChange
 	for _, c := range changes {
 		r := c.t.file.Root
-		if _, ok := byRoot[r]; !ok {
-			order = append(order, r)
+		i, ok := index[r]
+		if !ok {
+			i = len(groups)
+			index[r] = i
+			groups = append(groups, nil)
 		}
-		byRoot[r] = append(byRoot[r], c)
+		groups[i] = append(groups[i], c)
 	}
-	for _, root := range order {
-		store, err := s.store(root)
-		if err != nil {
-			return err
-		}
-		group := byRoot[root]
-		w := s.newWrites(group)
-		commit := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP,
-			Check: func() error { return s.unchangedAll(group) },
-			Stage: w.stage,
-			Apply: w.apply}
-		for _, c := range group {
-			commit.Changes = append(commit.Changes, c.record())
-		}
-		if _, err := store.Record(ctx, commit); err != nil {
-			w.discard()
-			return err
-		}
+	sort.SliceStable(groups, func(i, j int) bool {
+		return groups[i][0].t.file.Root.Path() < groups[j][0].t.file.Root.Path()
+	})
+	return groups
+}
+
+// record logs and applies the first group in its root's history, and the other
+// groups from inside its Apply, each under its store's lock. A failure anywhere
+// undoes the writes already made and, through the failed Apply, every group's log
+// entries: a call that spans roots lands in all of them or in none (short of a crash
+// between two roots' writes).
+func (s *Server) record(ctx context.Context, conv, tool string, groups [][]fileChange) error {
+	group := groups[0]
+	store, err := s.store(group[0].t.file.Root)
+	if err != nil {
+		return err
+	}
+	w := s.newWrites(group)
+	commit := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP,
+		Check: func() error { return s.unchangedAll(group) },
+		Stage: w.stage,
+		Apply: func() error {
+			if err := w.apply(); err != nil || len(groups) == 1 {
+				return err
+			}
+			if err := s.record(ctx, conv, tool, groups[1:]); err != nil {
+				return w.undoAll(err)
+			}
+			return nil
+		}}
+	for _, c := range group {
+		commit.Changes = append(commit.Changes, c.record())
+	}
+	if _, err := store.Record(ctx, commit); err != nil {
+		w.discard()
+		return err
 	}
 	return nil
 }
@@ -251,31 +285,51 @@ func (s *Server) unchangedAll(changes []fileChange) error {
 }
 
 // fileWrites are the file operations of one commit: new contents are staged to temp
-// files (while the history logs the change) and then put in place by apply.
+// files (while the history logs the change) and then put in place by apply, which
+// takes back what it already did when a later change fails.
 type fileWrites struct {
 	s       *Server
 	changes []fileChange
 	staged  []*workspace.Staged // by change; nil for a delete or a move, or once committed
+	newDirs [][]string          // by change: folders a create or move makes, deepest first
+	undo    []undoStep          // what apply did, in order
 }
 
+// undoStep takes back one change apply made.
+type undoStep struct {
+	path string
+	run  func() error
+}
+
+// testBeforeApply, set only by tests, runs before each change is put in place; an
+// error fails that change (tests use it to make a commit fail half-way).
+var testBeforeApply func(path string) error
+
 func (s *Server) newWrites(changes []fileChange) *fileWrites {
-	return &fileWrites{s: s, changes: changes, staged: make([]*workspace.Staged, len(changes))}
+	return &fileWrites{s: s, changes: changes, staged: make([]*workspace.Staged, len(changes)), newDirs: make([][]string, len(changes))}
+}
+
+func (w *fileWrites) opts(perm fs.FileMode) workspace.WriteOptions {
+	return workspace.WriteOptions{Perm: perm, Sync: w.s.cfg.Sync, TempDir: historyTempDir}
 }
 
 // stage writes every new content to its temp file.
 func (w *fileWrites) stage() error {
-	opts := workspace.WriteOptions{Perm: 0o644, Sync: w.s.cfg.Sync, TempDir: historyTempDir}
 	for i, c := range w.changes {
 		root, rel := c.t.file.Root, c.t.file.Rel
 		var st *workspace.Staged
 		var err error
 		switch c.op {
-		case history.Delete, history.Move:
+		case history.Delete:
+			continue
+		case history.Move:
+			w.newDirs[i] = missingDirs(root, c.dest.Rel)
 			continue
 		case history.Create:
-			st, err = root.StageCreate(rel, c.after, opts)
+			w.newDirs[i] = missingDirs(root, rel) // before staging makes them
+			st, err = root.StageCreate(rel, c.after, w.opts(0o644))
 		default:
-			st, err = root.StageWrite(rel, c.after, opts)
+			st, err = root.StageWrite(rel, c.after, w.opts(0o644))
 		}
 		if err != nil {
 			return err
@@ -286,24 +340,181 @@ func (w *fileWrites) stage() error {
 }
 
 // apply puts every change in place. Runs with the history lock held, after the
-// changes are logged.
+// changes are logged. If one fails, the ones before it are undone, newest first.
 func (w *fileWrites) apply() error {
 	for i, c := range w.changes {
-		var err error
-		switch c.op {
-		case history.Delete:
-			err = c.t.file.Root.Remove(c.t.file.Rel)
-		case history.Move:
-			err = c.t.file.Root.Move(c.t.file.Rel, c.dest.Rel)
-		default:
-			err = w.staged[i].Commit()
-			w.staged[i] = nil
-		}
-		if err != nil {
-			return err
+		if err := w.applyOne(i, c); err != nil {
+			return w.undoAll(err)
 		}
 	}
 	return nil
+}
+
+func (w *fileWrites) applyOne(i int, c fileChange) error {
+	if testBeforeApply != nil {
+		if err := testBeforeApply(c.t.file.Abs); err != nil {
+			return err
+		}
+	}
+	root, rel := c.t.file.Root, c.t.file.Rel
+	var mode fs.FileMode
+	if c.t.info != nil {
+		mode = c.t.info.Mode() & modeBits
+	}
+	switch c.op {
+	case history.Delete:
+		if err := root.Remove(rel); err != nil {
+			return err
+		}
+		w.done(c.t.file.Abs, func() error { return w.put(root, rel, c.t.content, mode, true) })
+	case history.Move:
+		if err := root.Move(rel, c.dest.Rel); err != nil {
+			return err
+		}
+		w.done(c.t.file.Abs, func() error {
+			if err := root.Move(c.dest.Rel, rel); err != nil {
+				return err
+			}
+			removeDirs(root, w.newDirs[i])
+			return nil
+		})
+	default:
+		err := w.staged[i].Commit()
+		w.staged[i] = nil
+		if err != nil {
+			return err
+		}
+		if c.op == history.Create {
+			w.done(c.t.file.Abs, func() error {
+				if err := root.Remove(rel); err != nil {
+					return err
+				}
+				removeDirs(root, w.newDirs[i])
+				return nil
+			})
+		} else {
+			w.done(c.t.file.Abs, func() error { return w.put(root, rel, c.t.content, mode, false) })
+		}
+	}
+	return nil
+}
+
+func (w *fileWrites) done(path string, undo func() error) {
+	w.undo = append(w.undo, undoStep{path: path, run: undo})
+}
+
+// undoAll takes back every change apply made, newest first, after cause made the
+// commit fail. Undoing nothing leaves cause as it is.
+func (w *fileWrites) undoAll(cause error) error {
+	if len(w.undo) == 0 {
+		return cause
+	}
+	ae, ok := cause.(*applyError)
+	if !ok {
+		ae = &applyError{cause: cause}
+	}
+	for i := len(w.undo) - 1; i >= 0; i-- {
+		u := w.undo[i]
+		if err := u.run(); err != nil {
+			ae.lost = append(ae.lost, fmt.Sprintf("%s (%v)", u.path, err))
+		} else {
+			ae.restored++
+		}
+	}
+	w.undo = nil
+	return ae
+}
+
+// put writes a file's old content back with its old mode; create: the file was
+// deleted, and must not have been made again since.
+func (w *fileWrites) put(root *workspace.Root, rel string, content []byte, mode fs.FileMode, create bool) error {
+	stage := root.StageWrite
+	if create {
+		stage = root.StageCreate
+	}
+	st, err := stage(rel, content, w.opts(mode.Perm()))
+	if err != nil {
+		return err
+	}
+	if err := st.Commit(); err != nil {
+		return err
+	}
+	return setMode(root, rel, mode)
+}
+
+// modeBits are the mode bits a restored file gets back: the umask may have cut a
+// recreated file's, and a write drops setuid, setgid and sticky.
+const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+func setMode(root *workspace.Root, rel string, mode fs.FileMode) error {
+	info, err := root.Lstat(rel)
+	if err != nil {
+		return err
+	}
+	if info.Mode()&modeBits == mode {
+		return nil
+	}
+	r, err := os.OpenRoot(root.Path())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Chmod(rel, mode); err != nil {
+		return fmt.Errorf("restore the mode of %s: %w", rel, err)
+	}
+	return nil
+}
+
+// missingDirs lists the folders above rel that do not exist yet, deepest first.
+func missingDirs(root *workspace.Root, rel string) []string {
+	var out []string
+	for dir := filepath.Dir(rel); dir != "."; dir = filepath.Dir(dir) {
+		if _, err := root.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		out = append(out, dir)
+	}
+	return out
+}
+
+// removeDirs removes folders a failed call created, deepest first. One that is not
+// empty (someone put a file in it meanwhile) stays.
+func removeDirs(root *workspace.Root, dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	r, err := os.OpenRoot(root.Path())
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	for _, d := range dirs {
+		_ = r.Remove(d)
+	}
+}
+
+// applyError is a commit that failed after some of its changes were in place, and
+// were undone (all of them, unless lost names some).
+type applyError struct {
+	cause    error
+	restored int      // changes undone
+	lost     []string // files that could not be put back, with why
+}
+
+func (e *applyError) Error() string {
+	if len(e.lost) == 0 {
+		return fmt.Sprintf("%v; nothing was changed: the %d change(s) this call had already made were undone, and nothing was recorded in the edit history. Fix the cause, then call again", e.cause, e.restored)
+	}
+	return fmt.Sprintf("%v; this call's other changes were undone, except in %s: these could not be put back and may hold this call's content, so check them. Nothing was recorded in the edit history", e.cause, strings.Join(e.lost, ", "))
+}
+
+// Unwrap lets a retryable cause (a file changed meanwhile) be retried, but only when
+// the disk is back to what the call read.
+func (e *applyError) Unwrap() error {
+	if len(e.lost) > 0 {
+		return nil
+	}
+	return e.cause
 }
 
 // discard drops whatever was staged and not committed.

@@ -13,9 +13,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -123,7 +124,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.mcp = server.NewMCPServer("mcpdiff", cfg.Version,
 		server.WithToolCapabilities(false),
-		server.WithInputSchemaValidation(),
 		server.WithRecovery(),
 		// Roots are a server→client request, which the 2026-07-28 protocol replaced;
 		// clients of both eras still answer it over stdio.
@@ -140,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 	})
 	for _, t := range s.tools() {
 		if selected[t.toolset] {
-			s.mcp.AddTool(t.def, t.handler)
+			s.mcp.AddTool(t.def, withArgsCheck(t.def, t.handler))
 		}
 	}
 	return s, nil
@@ -233,9 +233,14 @@ func (s *Server) clientRoots(ctx context.Context, sess server.ClientSession) []s
 	if !ok || info.GetClientCapabilities().Roots == nil {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)
+	defer cancel()
 	res, err := s.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
 	if err != nil {
-		s.cfg.Logf("roots/list failed, using the working directory: %v", err)
+		if ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("no answer within %v", rootsTimeout)
+		}
+		s.cfg.Logf("warning: the client's roots/list failed (%v); using the working directory as the root until the client sends roots/list_changed", err)
 		return nil
 	}
 	var dirs []string
@@ -250,11 +255,16 @@ func (s *Server) clientRoots(ctx context.Context, sess server.ClientSession) []s
 			s.cfg.Logf("skipping root %q: not an existing folder", r.URI)
 			continue
 		}
-		dirs = append(dirs, dir)
+		if !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir) // in the client's order: the first is the base for relative paths
+		}
 	}
-	sort.Strings(dirs)
 	return dirs
 }
+
+// rootsTimeout bounds the wait for the client's roots/list answer: a client that
+// declares roots but never answers would otherwise hang every tool call.
+var rootsTimeout = 5 * time.Second
 
 // store is the edit history of the root holding f.
 func (s *Server) store(root *workspace.Root) (*history.Store, error) {

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -78,7 +79,7 @@ func (s *Server) editFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		DryRun     bool   `json:"dry_run"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(err), nil
+		return fail(badArguments(req, err)), nil
 	}
 	if a.DryRun {
 		f, content, err := s.readText(ctx, a.Path)
@@ -108,7 +109,7 @@ func (s *Server) createFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		Content string `json:"content"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(err), nil
+		return fail(badArguments(req, err)), nil
 	}
 	return s.modify(ctx, req, "create_file", []string{a.Path}, readOpts{mayBeMissing: true, binaryOK: true}, func(ts []*target) ([]fileChange, string, error) {
 		if ts[0].exists {
@@ -125,10 +126,14 @@ func (s *Server) writeFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		Content string `json:"content"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(err), nil
+		return fail(badArguments(req, err)), nil
 	}
 	return s.modify(ctx, req, "write_file", []string{a.Path}, readOpts{mayBeMissing: true}, func(ts []*target) ([]fileChange, string, error) {
 		c := writeChange(ts[0], a.Content)
+		if c.op == history.Replace && bytes.Equal(c.after, ts[0].content) {
+			// Rewriting the same bytes would only add an empty entry to the history.
+			return nil, fmt.Sprintf("%s is unchanged: it already holds this content (nothing was written or recorded)", a.Path), nil
+		}
 		return []fileChange{c}, fmt.Sprintf("Wrote %s (%d lines)", a.Path, edit.CountLines(a.Content)), nil
 	})
 }
@@ -147,7 +152,7 @@ func (s *Server) moveFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		Destination string `json:"destination"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(err), nil
+		return fail(badArguments(req, err)), nil
 	}
 	return s.modify(ctx, req, "move_file", []string{a.Source, a.Destination}, readOpts{mayBeMissing: true, binaryOK: true, linkItself: true}, func(ts []*target) ([]fileChange, string, error) {
 		src, dst := ts[0], ts[1]
@@ -170,7 +175,7 @@ func (s *Server) deleteFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		Path string `json:"path"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(err), nil
+		return fail(badArguments(req, err)), nil
 	}
 	return s.modify(ctx, req, "delete_file", []string{a.Path}, readOpts{binaryOK: true, linkItself: true}, func(ts []*target) ([]fileChange, string, error) {
 		return []fileChange{{op: history.Delete, t: ts[0]}}, fmt.Sprintf("Deleted %s", a.Path), nil
@@ -183,7 +188,7 @@ func (s *Server) editFileDiff(ctx context.Context, req mcp.CallToolRequest) (*mc
 		Diff string `json:"diff"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(err), nil
+		return fail(badArguments(req, err)), nil
 	}
 	return s.modify(ctx, req, "edit_file_diff", []string{a.Path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
 		after, err := edit.ApplyPatch(ts[0].content, a.Diff)

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -58,11 +57,17 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 		EndLine   int    `json:"end_line"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(err), nil
+		return fail(badArguments(req, err)), nil
 	}
 	f, content, err := s.readText(ctx, a.Path)
 	if err != nil {
 		return fail(err), nil
+	}
+	lines := edit.LineTexts(content)
+	// An end past the last line reads to the end, as models ask for "the next 100
+	// lines" without knowing the length; a start past it stays an error.
+	if a.EndLine > len(lines) && a.StartLine <= len(lines) {
+		a.EndLine = len(lines)
 	}
 	out, err := edit.ReadTagged(content, a.StartLine, a.EndLine)
 	if err != nil {
@@ -71,7 +76,7 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if len(out) > s.cfg.MaxRead {
 		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, len(out), s.cfg.MaxRead)), nil
 	}
-	s.views.push(viewKey(sessionID(ctx), f.Abs), edit.LineTexts(content))
+	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), lines)
 	return mcp.NewToolResultText(out), nil
 }
 
@@ -82,7 +87,7 @@ func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 		Operations []edit.Op `json:"operations"`
 	}
 	if err := req.BindArguments(&a); err != nil {
-		return fail(fmt.Errorf("bad arguments: %w", err)), nil
+		return fail(badArguments(req, err)), nil
 	}
 	var shown []string
 	var key string
@@ -96,7 +101,7 @@ func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 		return []fileChange{{op: history.Edit, t: ts[0], after: out.Content}}, out.Summary, nil
 	})
 	if err == nil && !res.IsError {
-		s.views.push(key, shown)
+		s.views.pushEdit(key, shown)
 	}
 	return res, err
 }

@@ -6,9 +6,11 @@ import (
 )
 
 // views remembers, per client and file, the versions of the file the model was
-// shown by read_text_file and edit_text_file (newest first, at most viewsPerFile).
-// edit_text_file checks each anchor against the full line it stood for, not just its
-// two-hex-digit tag. Memory is bounded: least recently used files are forgotten.
+// shown: the last one read_text_file returned, and the newest editViewsPerFile ones
+// edit_text_file returned. edit_text_file checks each anchor against the full line it
+// stood for, not just its two-hex-digit tag. The read is kept apart because models
+// often keep editing with anchors from their read after several edits; it stays
+// until the next read. Memory is bounded: least recently used files are forgotten.
 type views struct {
 	mu    sync.Mutex
 	max   int // bytes
@@ -17,12 +19,18 @@ type views struct {
 	lru   *list.List // of *viewItem, most recent at the front
 }
 
-const viewsPerFile = 2
+const editViewsPerFile = 2
 
 type viewItem struct {
 	key      string
-	versions [][]string
+	versions []version // newest first: at most one read and editViewsPerFile edits
 	size     int
+}
+
+// version is one version of a file the model was shown.
+type version struct {
+	lines []string
+	read  bool // shown by read_text_file (else by an edit_text_file result)
 }
 
 func newViews(maxBytes int) *views {
@@ -40,11 +48,23 @@ func (v *views) get(key string) [][]string {
 		return nil
 	}
 	v.lru.MoveToFront(el)
-	return el.Value.(*viewItem).versions
+	versions := el.Value.(*viewItem).versions
+	out := make([][]string, len(versions))
+	for i, ver := range versions {
+		out[i] = ver.lines
+	}
+	return out
 }
 
-// push records that the model was just shown lines.
-func (v *views) push(key string, lines []string) {
+// pushRead records that read_text_file just showed lines; it replaces the previous
+// read.
+func (v *views) pushRead(key string, lines []string) { v.push(key, version{lines: lines, read: true}) }
+
+// pushEdit records that an edit_text_file result just showed lines; the oldest edit
+// version beyond editViewsPerFile is dropped, the read is kept.
+func (v *views) pushEdit(key string, lines []string) { v.push(key, version{lines: lines}) }
+
+func (v *views) push(key string, ver version) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	item := &viewItem{key: key}
@@ -54,10 +74,22 @@ func (v *views) push(key string, lines []string) {
 	} else {
 		v.items[key] = v.lru.PushFront(item)
 	}
-	item.versions = append([][]string{lines}, item.versions...)
-	if len(item.versions) > viewsPerFile {
-		item.versions = item.versions[:viewsPerFile]
+	kept := []version{ver}
+	edits := 0
+	if !ver.read {
+		edits++
 	}
+	for _, old := range item.versions {
+		switch {
+		case old.read && ver.read:
+		case old.read:
+			kept = append(kept, old)
+		case edits < editViewsPerFile:
+			kept = append(kept, old)
+			edits++
+		}
+	}
+	item.versions = kept
 	v.size -= item.size
 	item.size = versionsSize(item.versions)
 	v.size += item.size
@@ -70,10 +102,10 @@ func (v *views) push(key string, lines []string) {
 	}
 }
 
-func versionsSize(versions [][]string) int {
+func versionsSize(versions []version) int {
 	n := 0
 	for _, ver := range versions {
-		for _, l := range ver {
+		for _, l := range ver.lines {
 			n += len(l) + 16
 		}
 	}

@@ -1,0 +1,191 @@
+package bridge
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// testClient is an in-process MCP client of a Server, as the agent sees it.
+type testClient struct {
+	t *testing.T
+	c *client.Client
+}
+
+// serve starts a server with cfg and connects a client to it.
+func serve(t *testing.T, cfg Config) *testClient {
+	t.Helper()
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewInProcessClient(srv.MCP())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return initialize(t, c, false)
+}
+
+// initialize starts c and declares the roots capability when roots is set.
+func initialize(t *testing.T, c *client.Client, roots bool) *testClient {
+	t.Helper()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "bridge-test", Version: "1"}
+	if roots {
+		req.Params.Capabilities.Roots = &struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		}{ListChanged: true}
+	}
+	if _, err := c.Initialize(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &testClient{t: t, c: c}
+}
+
+// call runs a tool and returns its text and whether it is an error.
+func (c *testClient) call(tool string, args map[string]any) (string, bool) {
+	c.t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.c.CallTool(c.t.Context(), req)
+	if err != nil {
+		c.t.Fatalf("%s: %v", tool, err)
+	}
+	var text strings.Builder
+	for _, content := range res.Content {
+		if tc, ok := content.(mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return text.String(), res.IsError
+}
+
+func (c *testClient) ok(tool string, args map[string]any) string {
+	c.t.Helper()
+	text, isErr := c.call(tool, args)
+	if isErr {
+		c.t.Fatalf("%s failed: %s", tool, text)
+	}
+	return text
+}
+
+// fails runs a call that must fail with a text holding every want.
+func (c *testClient) fails(tool string, args map[string]any, want ...string) string {
+	c.t.Helper()
+	text, isErr := c.call(tool, args)
+	if !isErr {
+		c.t.Fatalf("%s succeeded, want an error: %s", tool, text)
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			c.t.Errorf("%s's error lacks %q:\n%s", tool, w, text)
+		}
+	}
+	return text
+}
+
+// tempRoot is a fresh folder with symlinks resolved (macOS /var → /private/var),
+// so paths compare equal to the ones the server reports.
+func tempRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // past the umask
+		t.Fatal(err)
+	}
+}
+
+// expectFile checks a file's content and mode.
+func expectFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%s: %v", path, err)
+		return
+	}
+	if string(got) != content {
+		t.Errorf("%s holds %q, want %q", path, got, content)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&modeBits != mode {
+		t.Errorf("%s has mode %v, want %v", path, fi.Mode()&modeBits, mode)
+	}
+}
+
+func expectMissing(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("%s exists (err %v), want it gone", path, err)
+	}
+}
+
+// entries lists what root's edit history recorded.
+func entries(t *testing.T, root string) []*history.Entry {
+	t.Helper()
+	r, err := workspace.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	store, err := history.Open(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := store.List(history.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Entries
+}
+
+// failBeforeApply makes the commit fail at path: sabotage runs first (it may break
+// the disk for real), then the change fails with its error, if any.
+func failBeforeApply(t *testing.T, path string, sabotage func() error) {
+	t.Helper()
+	testBeforeApply = func(p string) error {
+		if p != path {
+			return nil
+		}
+		return sabotage()
+	}
+	t.Cleanup(func() { testBeforeApply = nil })
+}
+
+// umask is the process's file mode creation mask.
+func umask(t *testing.T) os.FileMode {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "probe")
+	if err := os.WriteFile(path, nil, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0o777 &^ fi.Mode().Perm()
+}

@@ -1,0 +1,151 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// rootsList answers roots/list with fixed folders.
+type rootsList []string
+
+func (r rootsList) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	res := &mcp.ListRootsResult{}
+	for _, d := range r {
+		res.Roots = append(res.Roots, mcp.Root{URI: "file://" + d, Name: filepath.Base(d)})
+	}
+	return res, nil
+}
+
+// The client's first root is the base for relative paths, whatever the names sort to.
+func TestClientRootsKeepTheClientsOrder(t *testing.T) {
+	parent := tempRoot(t)
+	first, second := filepath.Join(parent, "zz-first"), filepath.Join(parent, "aa-second")
+	writeFile(t, filepath.Join(first, "x.txt"), "first\n", 0o644)
+	writeFile(t, filepath.Join(second, "x.txt"), "second\n", 0o644)
+	srv, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := client.NewInProcessClientWithOptions(srv.MCP(), client.WithRootsHandler(rootsList{first, second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := initialize(t, mc, true)
+	if got := c.ok("read_files", map[string]any{"path": "x.txt"}); got != "1 | first" {
+		t.Fatalf("x.txt resolved in the wrong root: %q", got)
+	}
+	if got := c.ok("read_files", map[string]any{"path": filepath.Join(second, "x.txt")}); got != "1 | second" {
+		t.Fatalf("the second root is not allowed: %q", got)
+	}
+}
+
+// silentRoots declares roots but never answers roots/list (until the test ends).
+type silentRoots struct{ release chan struct{} }
+
+func (r silentRoots) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	<-r.release
+	return nil, fmt.Errorf("released")
+}
+
+// A client that declares roots but never answers roots/list gets the working
+// directory as its root once rootsTimeout passes, and the server warns about it.
+// Over stdio, as a real client: the server waits for an answer on the wire.
+func TestRootsListWithoutAnswerFallsBackToTheWorkingDirectory(t *testing.T) {
+	cwd := tempRoot(t)
+	writeFile(t, filepath.Join(cwd, "here.txt"), "here\n", 0o644)
+	t.Chdir(cwd)
+	old := rootsTimeout
+	rootsTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { rootsTimeout = old })
+
+	var mu sync.Mutex
+	var logged []string
+	srv, err := New(Config{Logf: func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toServer, clientOut := io.Pipe()
+	clientIn, fromServer := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		stdio := server.NewStdioServer(srv.MCP())
+		stdio.SetErrorLogger(log.New(io.Discard, "", 0)) // the pipes closing at the end
+		_ = stdio.Listen(ctx, toServer, fromServer)
+	}()
+	roots := silentRoots{release: make(chan struct{})}
+	out := &signalWriter{WriteCloser: clientOut}
+	mc := client.NewClient(transport.NewIO(clientIn, out, nil), client.WithRootsHandler(roots))
+	c := initialize(t, mc, true)
+	t.Cleanup(func() { // before the client closes: the late answer must find the pipe open
+		written := out.next()
+		close(roots.release)
+		<-written
+		cancel()
+		fromServer.Close()
+		<-served
+	})
+
+	start := time.Now()
+	if got := c.ok("read_files", map[string]any{"path": "here.txt"}); got != "1 | here" {
+		t.Fatalf("read in the working directory: %q", got)
+	}
+	if waited := time.Since(start); waited < rootsTimeout {
+		t.Errorf("answered after %v, before the roots timeout", waited)
+	}
+	mu.Lock()
+	log := strings.Join(logged, "\n")
+	mu.Unlock()
+	if !strings.Contains(log, "warning: the client's roots/list failed (no answer within 100ms); using the working directory") {
+		t.Errorf("no warning logged: %q", log)
+	}
+	// The fallback holds for the session: the next call does not wait again.
+	c.ok("read_files", map[string]any{"path": "here.txt"})
+	if _, err := os.Stat(filepath.Join(cwd, "here.txt")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// signalWriter tells when a write has gone through.
+type signalWriter struct {
+	io.WriteCloser
+	mu     sync.Mutex
+	notify chan struct{}
+}
+
+// next returns a channel closed once the next write is done.
+func (w *signalWriter) next() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.notify = make(chan struct{})
+	return w.notify
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	n, err := w.WriteCloser.Write(p)
+	w.mu.Lock()
+	if w.notify != nil {
+		close(w.notify)
+		w.notify = nil
+	}
+	w.mu.Unlock()
+	return n, err
+}
