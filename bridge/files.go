@@ -559,8 +559,9 @@ func (s *Server) checkEditor(changes []fileChange) error {
 		for _, path := range c.paths() {
 			dirty, err := s.cfg.Editor.Modified(path)
 			if err != nil {
-				s.cfg.Logf("cannot ask Neovim about %s: %v", path, err)
-				continue
+				// Fail closed: the answer could have been yes. (An Editor whose
+				// Neovim exited answers false, nil.)
+				return errorf("%v", err)
 			}
 			if dirty {
 				return errorf("%s has unsaved changes in the editor (Neovim); ask the user to save or discard them, then try again", path)

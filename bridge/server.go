@@ -29,7 +29,8 @@ import (
 var Toolsets = []string{"hashline", "edit", "batch"}
 
 // Editor is the running Neovim, when there is one: files with unsaved changes in it
-// are never overwritten, and its buffers are reloaded after an agent's change.
+// are never overwritten, and its buffers are reloaded after an agent's change. A
+// Modified error refuses the write; once Neovim has exited, Modified answers false.
 type Editor interface {
 	Modified(path string) (bool, error)
 	Reload(paths ...string) error

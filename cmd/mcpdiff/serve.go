@@ -60,6 +60,7 @@ func runServe(args []string, stderr io.Writer) int {
 			logger.Printf("Neovim at %s not reachable, serving without buffer checks: %v", *nvimAddr, err)
 		} else {
 			defer b.Close()
+			b.Logf = logger.Printf
 			cfg.Editor = b
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,6 +71,49 @@ func TestServeRespectsNeovimBuffers(t *testing.T) {
 			}
 			if got := string(joinLines(lines)); got != "one\nTWO\n" {
 				t.Fatalf("buffer not reloaded: %q", got)
+			}
+		})
+	}
+}
+
+// A buffer check that gets no answer refuses the write (the buffer may hold unsaved
+// work); once Neovim has exited, the tools go on without checks.
+func TestServeRefusesWhenNeovimCannotBeAsked(t *testing.T) {
+	for _, bin := range nvims(t) {
+		t.Run(nvimVersion(t, bin), func(t *testing.T) {
+			dir := realDir(t, t.TempDir())
+			file := filepath.Join(dir, "a.txt")
+			os.WriteFile(file, []byte("one\ntwo\n"), 0o644)
+			sock := filepath.Join(t.TempDir(), "nvim.sock")
+			cmd := exec.Command(bin, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", sock, file)
+			cmd.Dir = dir
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			v := dialWithin(t, sock, 10*time.Second)
+			defer v.Close()
+			s := startWith(t, dir, options{args: []string{"--root", dir}, env: []string{"NVIM=" + sock}})
+			s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "ONE"})
+
+			// A stopped Neovim cannot answer (as one stuck in a prompt).
+			if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			s.fails("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"},
+				"could not ask Neovim whether "+file+" has unsaved changes", "retry")
+			s.expect("a.txt", "ONE\ntwo\n")
+			if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+
+			cmd.Process.Kill()
+			cmd.Wait()
+			s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"})
+			s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "ONE", "new_string": "one"})
+			s.expect("a.txt", "one\nTWO\n")
+			if !strings.Contains(s.stderr.String(), "no more checks for unsaved changes") {
+				t.Errorf("stderr does not say the checks stopped:\n%s", s.stderr.String())
 			}
 		})
 	}
