@@ -188,6 +188,14 @@ func FuzzApplyDiffs(f *testing.F) {
 	f.Add([]byte(utf8BOM+"1\n2\n3\n4\n5\n"), []byte{0, 2, 5, 3, 1, 1, 4, 0, 6}, false, false)
 	f.Fuzz(func(t *testing.T, file, program []byte, atomic, trim bool) {
 		file = textOnly(file)
+		// A U+FEFF that starts a later line becomes the file's BOM once the lines
+		// before it are deleted: the bytes are right, but the oracle counts lines.
+		bom := []byte("\ufeff")
+		if rest, ok := bytes.CutPrefix(file, bom); ok {
+			file = append(bom, bytes.ReplaceAll(rest, bom, []byte("?"))...)
+		} else {
+			file = bytes.ReplaceAll(file, bom, []byte("?"))
+		}
 		texts := LineTexts(file)
 		diffs := fuzzDiffs(texts, program)
 		res, err := ApplyDiffs("f", file, diffs, atomic, trim)
