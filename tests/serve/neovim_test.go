@@ -34,25 +34,41 @@ func nvims(t *testing.T) []string {
 	return out
 }
 
+// headlessNeovim is a Neovim editing a.txt ("one\ntwo\n") in a fresh folder.
+type headlessNeovim struct {
+	dir, file, sock string
+	cmd             *exec.Cmd
+	v               *nvimrpc.Nvim
+}
+
+func startNeovim(t *testing.T, bin string) *headlessNeovim {
+	t.Helper()
+	n := &headlessNeovim{dir: realDir(t, t.TempDir()), sock: filepath.Join(t.TempDir(), "nvim.sock")}
+	n.file = filepath.Join(n.dir, "a.txt")
+	os.WriteFile(n.file, []byte("one\ntwo\n"), 0o644)
+	n.cmd = exec.Command(bin, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", n.sock, n.file)
+	n.cmd.Dir = n.dir
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.cmd.Process.Kill(); n.cmd.Wait() })
+	n.v = dialWithin(t, n.sock, 10*time.Second)
+	t.Cleanup(func() { n.v.Close() })
+	return n
+}
+
+// serve starts mcpdiff serve on the folder, told about this Neovim through $NVIM.
+func (n *headlessNeovim) serve(t *testing.T) *session {
+	return startWith(t, n.dir, options{args: []string{"--root", n.dir}, env: []string{"NVIM=" + n.sock}})
+}
+
 // With Neovim reachable ($NVIM / --nvim), a file with unsaved changes in it is never
 // overwritten, and clean buffers of changed files are reloaded.
 func TestServeRespectsNeovimBuffers(t *testing.T) {
 	for _, bin := range nvims(t) {
 		t.Run(nvimVersion(t, bin), func(t *testing.T) {
-			dir := realDir(t, t.TempDir())
-			file := filepath.Join(dir, "a.txt")
-			os.WriteFile(file, []byte("one\ntwo\n"), 0o644)
-			sock := filepath.Join(t.TempDir(), "nvim.sock")
-			cmd := exec.Command(bin, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", sock, file)
-			cmd.Dir = dir
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			v := dialWithin(t, sock, 10*time.Second)
-			defer v.Close()
-
-			s := startWith(t, dir, options{args: []string{"--root", dir}, env: []string{"NVIM=" + sock}})
+			n := startNeovim(t, bin)
+			v, s := n.v, n.serve(t)
 			buf, _ := v.CurrentBuffer()
 			if err := v.SetBufferLines(buf, 0, 1, true, [][]byte{[]byte("ONE (unsaved)")}); err != nil {
 				t.Fatal(err)
@@ -81,19 +97,8 @@ func TestServeRespectsNeovimBuffers(t *testing.T) {
 func TestServeRefusesWhenNeovimCannotBeAsked(t *testing.T) {
 	for _, bin := range nvims(t) {
 		t.Run(nvimVersion(t, bin), func(t *testing.T) {
-			dir := realDir(t, t.TempDir())
-			file := filepath.Join(dir, "a.txt")
-			os.WriteFile(file, []byte("one\ntwo\n"), 0o644)
-			sock := filepath.Join(t.TempDir(), "nvim.sock")
-			cmd := exec.Command(bin, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", sock, file)
-			cmd.Dir = dir
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			v := dialWithin(t, sock, 10*time.Second)
-			defer v.Close()
-			s := startWith(t, dir, options{args: []string{"--root", dir}, env: []string{"NVIM=" + sock}})
+			n := startNeovim(t, bin)
+			s, cmd, file := n.serve(t), n.cmd, n.file
 			s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "ONE"})
 
 			// A stopped Neovim cannot answer (as one stuck in a prompt).
