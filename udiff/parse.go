@@ -239,6 +239,9 @@ func markNoNewline(lines []Line) error {
 		return errors.New("\"\\ No newline at end of file\" must follow a '-', '+' or ' ' line")
 	}
 	last := &lines[len(lines)-1]
+	if last.Text == "\n" { // "" is no line at all: the file would lose it
+		return errors.New("\"\\ No newline at end of file\" follows an empty line, which then would not exist; remove the marker")
+	}
 	last.Text = strings.TrimSuffix(last.Text, "\n")
 	return nil
 }
