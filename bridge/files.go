@@ -120,15 +120,23 @@ func conversation(req mcp.CallToolRequest) (id, note string, err error) {
 	return id, "\n\nmcp_conversation_id: " + id + " (new conversation: pass this id as mcp_conversation_id on every later file-changing call of this turn)", nil
 }
 
-// resolveAll resolves client paths; with linkItself the first one is not followed if
-// it is a symlink (a delete or move acts on the name it was given, never its target).
+// resolveAll resolves client paths, refusing one file named twice; with linkItself
+// the first one is not followed if it is a symlink (a delete or move acts on the name
+// it was given, never its target).
 func resolveAll(sc scope, paths []string, linkItself bool) ([]workspace.File, error) {
 	out := make([]workspace.File, len(paths))
+	seen := make(map[string]string, len(paths))
 	for i, p := range paths {
 		f, err := sc.resolve(p, i == 0 && linkItself)
 		if err != nil {
 			return nil, err
 		}
+		// Every change of a call is computed from the file as it was: two of one file
+		// would lose the first.
+		if first, dup := seen[f.Abs]; dup {
+			return nil, errorf("%q and %q are the same file; a call changes each file once: put both changes in one item, or make two calls", first, p)
+		}
+		seen[f.Abs] = p
 		out[i] = f
 	}
 	return out, nil
@@ -454,12 +462,7 @@ func setMode(root *workspace.Root, rel string, mode fs.FileMode) error {
 	if info.Mode()&modeBits == mode {
 		return nil
 	}
-	r, err := os.OpenRoot(root.Path())
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	if err := r.Chmod(rel, mode); err != nil {
+	if err := root.Chmod(rel, mode); err != nil {
 		return fmt.Errorf("restore the mode of %s: %w", rel, err)
 	}
 	return nil
@@ -480,16 +483,8 @@ func missingDirs(root *workspace.Root, rel string) []string {
 // removeDirs removes folders a failed call created, deepest first. One that is not
 // empty (someone put a file in it meanwhile) stays.
 func removeDirs(root *workspace.Root, dirs []string) {
-	if len(dirs) == 0 {
-		return
-	}
-	r, err := os.OpenRoot(root.Path())
-	if err != nil {
-		return
-	}
-	defer r.Close()
 	for _, d := range dirs {
-		_ = r.Remove(d)
+		_ = root.RemoveEmptyDir(d) // not empty: someone else put a file there meanwhile
 	}
 }
 

@@ -143,3 +143,23 @@ func TestArgumentErrorsSayWhatToFix(t *testing.T) {
 		`argument "path" of write_files is wrong at path[1]: it must be a string, but a number (7) was given.`)
 	expectFile(t, filepath.Join(root, "a.txt"), "one\n", 0o644)
 }
+
+// One call naming a file twice (directly, as ./name, or through a symlink) would
+// compute both changes from the same original and lose one: it is refused.
+func TestOneFileNamedTwiceIsRefused(t *testing.T) {
+	root := tempRoot(t)
+	writeFile(t, filepath.Join(root, "a.txt"), "one\n", 0o644)
+	if err := os.Symlink("a.txt", filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, Config{Roots: []string{root}})
+	for _, second := range []string{"a.txt", "./a.txt", "link.txt"} {
+		c.fails("insert_contents", map[string]any{"path": []any{"a.txt", second}, "line": 0, "content": []any{"X", "Y"}},
+			"are the same file")
+		c.fails("write_files", map[string]any{"path": []any{"a.txt", second}, "content": []any{"X\n", "Y\n"}, "line_count": []any{1, 1}},
+			"are the same file")
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(got) != "one\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+}

@@ -246,15 +246,24 @@ func (s *Store) plan(snap *snapshot, next map[string]Status, status func(*Entry)
 	return plan, nil
 }
 
-// deletedMode is the mode a file brought back by a rejected delete gets: the one it
-// had when it was last deleted.
+// deletedMode is the mode a file that is brought back gets: the one it had when the
+// step that removed it (a delete, or a rebuild) ran.
 func deletedMode(l *lineage, fallback fs.FileMode) fs.FileMode {
 	for i := len(l.steps) - 1; i >= 0; i-- {
-		if e := l.steps[i].entry; e != nil && e.Operation == Delete && e.Mode != "" {
-			if m, err := strconv.ParseUint(e.Mode, 8, 32); err == nil {
-				return fs.FileMode(m).Perm()
-			}
+		st := l.steps[i]
+		if st.existsAfter() {
+			continue
 		}
+		mode := ""
+		if st.entry != nil {
+			mode = st.entry.Mode
+		} else {
+			mode = st.marker.Mode
+		}
+		if m, err := strconv.ParseUint(mode, 8, 32); err == nil && mode != "" {
+			return fs.FileMode(m).Perm()
+		}
+		break
 	}
 	return fallback
 }
@@ -325,6 +334,12 @@ func (s *Store) carryOut(plan []*fileChange) error {
 			return fmt.Errorf("rebuild %s: %w", f.S.path, err)
 		}
 		done = append(done, undo{rel: rel, content: old, existed: rerr == nil})
+		if rerr != nil { // a new file: the umask may have cut its mode
+			if err := s.workspace.Chmod(rel, f.mode); err != nil {
+				rollback()
+				return fmt.Errorf("rebuild %s: %w", f.S.path, err)
+			}
+		}
 	}
 	for _, f := range plan {
 		if !f.needed() || !f.R.exists || (f.S.exists && f.S.path == f.R.path) {
@@ -390,6 +405,9 @@ func (s *Store) addMarker(f *fileChange) error {
 	}
 	if !f.S.exists {
 		m.FilePath = f.R.path
+		if f.R.exists {
+			m.Mode = fmt.Sprintf("%04o", f.mode)
+		}
 	}
 	if f.R.exists {
 		m.HashBefore = strPtr(hashBytes(f.R.content()))

@@ -58,7 +58,6 @@ type Entry struct {
 	Source         string    `json:"source"`
 	Mode           string    `json:"mode,omitempty"` // delete: the file's permissions (octal), for its return
 
-
 	raw string // the log line this entry was read from
 }
 
@@ -109,7 +108,8 @@ type Marker struct {
 	HashBefore *string  `json:"hash_before"`
 	HashAfter  *string  `json:"hash_after"`
 	DiffFile   *string  `json:"diff_file"`
-	EditIDs    []string `json:"edit_ids"` // the edits whose status change caused it
+	EditIDs    []string `json:"edit_ids"`       // the edits whose status change caused it
+	Mode       string   `json:"mode,omitempty"` // the file removed: its permissions (octal)
 }
 
 // logLine is one raw line of a conversation log; Entry is nil when the line could not
@@ -130,12 +130,21 @@ type snapshot struct {
 // and rewritten by rename, and a torn last line (a writer killed mid-append) is skipped.
 func (s *Store) load() (*snapshot, error) {
 	snap := &snapshot{}
+	dropping, err := s.pendingCleanup()
+	if err != nil {
+		return nil, err
+	}
 	names, err := s.files.readDir("logs")
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range names {
-		if !strings.HasSuffix(n.Name(), ".log") {
+		conv, ok := strings.CutSuffix(n.Name(), ".log")
+		if !ok || dropping.has(conv) {
+			continue
+		}
+		if !ValidConversationID(conv) {
+			snap.warnings = append(snap.warnings, fmt.Sprintf("skipped logs/%s: not a conversation's log", n.Name()))
 			continue
 		}
 		lines, err := s.files.readLog("logs/" + n.Name())
@@ -143,18 +152,25 @@ func (s *Store) load() (*snapshot, error) {
 			return nil, err
 		}
 		for i, l := range lines {
-			if l.entry == nil {
+			switch {
+			case l.entry == nil:
 				snap.warnings = append(snap.warnings, fmt.Sprintf("skipped a corrupted line (%d) in logs/%s", i+1, n.Name()))
-				continue
+			case l.entry.ConversationID != conv: // it would name another log's files
+				snap.warnings = append(snap.warnings, fmt.Sprintf("skipped line %d in logs/%s: it belongs to conversation %q", i+1, n.Name(), l.entry.ConversationID))
+			default:
+				snap.entries = append(snap.entries, l.entry)
 			}
-			snap.entries = append(snap.entries, l.entry)
 		}
 	}
 	markers, warn, err := s.files.readMarkers("rebuilds.log")
 	if err != nil {
 		return nil, err
 	}
-	snap.markers = markers
+	for _, m := range markers {
+		if !dropping.Markers[m.Seq] {
+			snap.markers = append(snap.markers, m)
+		}
+	}
 	snap.warnings = append(snap.warnings, warn...)
 	sort.SliceStable(snap.entries, func(i, j int) bool { return snap.entries[i].Seq < snap.entries[j].Seq })
 	return snap, nil

@@ -130,6 +130,13 @@ func OpenExisting(root *workspace.Root) (*Store, error) {
 // symlink that leaves the workspace is refused: writing there would write outside it.
 func openFiles(root *workspace.Root, create bool) (storeFiles, error) {
 	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
+	// Nor may it be reached through a symlink inside the workspace (.mcp -> cache):
+	// the tools keep out of .mcp/edit_history by that name only.
+	for _, name := range []string{".mcp", Dir} {
+		if fi, err := root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return storeFiles{}, fmt.Errorf("open the edit history in %s: %s is a symlink; the edit history must be a real folder (remove the link)", root.Path(), name)
+		}
+	}
 	r, err := root.OpenDir(Dir, create)
 	if errors.Is(err, fs.ErrNotExist) && !create {
 		return storeFiles{}, fmt.Errorf("%w in %s", ErrNoStore, root.Path())
@@ -217,6 +224,9 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("the edit history in %s stayed locked by another mcpdiff process for %v; try again", s.dir, lockTimeout)
 	}
 	s.sweepOnce.Do(s.sweepTemp)
+	if p, err := s.pendingCleanup(); err == nil && len(p.Conversations) > 0 {
+		_ = s.finishCleanup(p) // a cleanup was killed halfway; readers ignore its rest meanwhile
+	}
 	return func() {
 		s.heads.release()
 		_ = fl.Unlock()

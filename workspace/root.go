@@ -139,3 +139,27 @@ func (r *Root) OpenDir(rel string, create bool) (*os.Root, error) {
 	}
 	return d, nil
 }
+
+// Chmod sets rel's mode bits (setuid, setgid and sticky included), past the umask
+// that cut them when the file was created.
+func (r *Root) Chmod(rel string, mode fs.FileMode) error {
+	if err := r.dir.Chmod(rel, mode); err != nil {
+		return osError("chmod", rel, r, err)
+	}
+	return nil
+}
+
+// RemoveEmptyDir removes rel if it is an empty folder (a folder a failed call made).
+func (r *Root) RemoveEmptyDir(rel string) error {
+	info, err := r.dir.Lstat(rel)
+	if err != nil {
+		return osError("remove", rel, r, err)
+	}
+	if !info.IsDir() {
+		return newError(ErrNotDir, rel, nil, "cannot remove %q: it is not a folder", rel)
+	}
+	if err := r.dir.Remove(rel); err != nil {
+		return osError("remove", rel, r, err)
+	}
+	return nil
+}

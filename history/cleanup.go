@@ -1,0 +1,377 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+)
+
+// Cleanup drops the logs, diffs and checkpoints of conversations that are fully
+// resolved (no pending edit) and whose last edit is older than olderThan.
+//
+// A later conversation's edits are replayed from the earliest checkpoint of their
+// file, so a resolved conversation can only go when nothing still needs its steps:
+// either every conversation that touched the same files goes too, or it lies wholly
+// before the kept ones (a prefix) and at that point the file already is what the
+// decisions want (every reject was carried out), so the replay can start at the first
+// kept conversation's own checkpoint instead. See cleanupPlan.
+//
+// What is dropped is first written to cleanup.json: a cleanup killed halfway is
+// finished by the next writer, and until then readers ignore what it drops.
+func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, kept []string, err error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	snap, err := s.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	cutoff := time.Now().Add(-olderThan)
+	candidate := map[string]bool{}
+	for conv, entries := range byConversation(snap.entries) {
+		candidate[conv] = resolvedBefore(entries, cutoff)
+	}
+	all, owner := lineages(snap)
+	plan := s.cleanupPlan(all, snap, copyBools(candidate), true)
+	if !plan.keepsFiles(all, owner, snap) {
+		plan = s.cleanupPlan(all, snap, candidate, false)
+		if !plan.keepsFiles(all, owner, snap) {
+			plan = &cleanup{convs: map[string]bool{}}
+		}
+	}
+	for conv := range candidate {
+		if plan.convs[conv] {
+			dropped = append(dropped, conv)
+		} else {
+			kept = append(kept, conv)
+		}
+	}
+	sort.Strings(dropped)
+	sort.Strings(kept)
+	if len(dropped) == 0 {
+		return nil, kept, nil
+	}
+	p := &pendingCleanup{Conversations: dropped, Markers: plan.markers, Forget: plan.forget(all)}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.files.writeAtomic(cleanupFile, b); err != nil {
+		return nil, nil, err
+	}
+	if err := s.finishCleanup(p); err != nil {
+		return dropped, kept, err
+	}
+	return dropped, kept, nil
+}
+
+// cleanup is what Cleanup drops.
+type cleanup struct {
+	convs   map[string]bool // conversation → dropped
+	markers map[int64]bool  // rebuild markers dropped, by seq
+}
+
+func (plan *cleanup) drops(st *step) bool {
+	if st.entry != nil {
+		return plan.convs[st.entry.ConversationID]
+	}
+	return plan.markers[st.seq]
+}
+
+// cleanupPlan shrinks the candidates until every lineage is wholly dropped, wholly
+// kept, or (with prefixes) dropped up to a clean cut: the first step of a kept
+// conversation, with no dropped step after it.
+func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string]bool, prefixes bool) *cleanup {
+	cuts := map[*lineage]int{}
+	for changed := true; changed; {
+		changed = false
+		keep := func(st *step) {
+			if st.entry != nil && candidate[st.entry.ConversationID] {
+				candidate[st.entry.ConversationID] = false
+				changed = true
+			}
+		}
+		for _, l := range all {
+			delete(cuts, l)
+			c := 0
+			for c < len(l.steps) && (l.steps[c].entry == nil || candidate[l.steps[c].entry.ConversationID]) {
+				c++
+			}
+			if c == len(l.steps) {
+				continue // wholly dropped
+			}
+			for _, st := range l.steps[c:] {
+				keep(st)
+			}
+			if c == 0 || changed {
+				continue
+			}
+			if !prefixes || !s.cleanCut(l, c, snap) {
+				for _, st := range l.steps[:c] {
+					keep(st)
+				}
+				continue
+			}
+			cuts[l] = c
+		}
+	}
+	plan := &cleanup{convs: candidate, markers: map[int64]bool{}}
+	for _, l := range all {
+		c, partly := cuts[l]
+		if !partly {
+			if !lineageDroppable(l, candidate) {
+				continue
+			}
+			c = len(l.steps)
+		}
+		for _, st := range l.steps[:c] {
+			if st.marker != nil {
+				plan.markers[st.seq] = true
+			}
+		}
+	}
+	return plan
+}
+
+// cleanCut reports whether the steps of l before index c can be forgotten: there the
+// file is what the decisions want (no reject left undone), and the replay can start
+// at step c from its conversation's checkpoint.
+func (s *Store) cleanCut(l *lineage, c int, snap *snapshot) bool {
+	p := &replayer{store: s, status: func(e *Entry) Status { return e.Status }}
+	if p.start(l, snap) != nil {
+		return false
+	}
+	for _, st := range l.steps[:c] {
+		if p.apply(st) != nil {
+			return false
+		}
+	}
+	next := l.steps[c]
+	if len(p.regions) > 0 || !sameFile(p.S, p.R) || next.from() != p.R.path || next.existsBefore() != p.R.exists {
+		return false
+	}
+	if !next.existsBefore() {
+		return true
+	}
+	b, err := s.checkpointFor(next, snap)
+	return err == nil && string(b) == string(p.R.content())
+}
+
+// keepsFiles reports whether the steps the plan keeps still group into the same
+// files, and every path still belongs to the same file, as before: a dropped move
+// could otherwise hand a path to another file's history.
+func (plan *cleanup) keepsFiles(all []*lineage, owner map[string]*lineage, snap *snapshot) bool {
+	pruned := &snapshot{}
+	for _, e := range snap.entries {
+		if !plan.convs[e.ConversationID] {
+			pruned.entries = append(pruned.entries, e)
+		}
+	}
+	for _, m := range snap.markers {
+		if !plan.markers[m.Seq] {
+			pruned.markers = append(pruned.markers, m)
+		}
+	}
+	key := func(st *step) string {
+		if st.entry != nil {
+			return st.entry.EditID
+		}
+		return fmt.Sprint("marker ", st.seq)
+	}
+	firstKept := func(l *lineage) string {
+		if l != nil {
+			for _, st := range l.steps {
+				if !plan.drops(st) {
+					return key(st)
+				}
+			}
+		}
+		return ""
+	}
+	group := func(ls []*lineage) map[string]string { // kept step → its file's first kept step
+		out := map[string]string{}
+		for _, l := range ls {
+			first := firstKept(l)
+			for _, st := range l.steps {
+				if !plan.drops(st) {
+					out[key(st)] = first
+				}
+			}
+		}
+		return out
+	}
+	after, ownerAfter := lineages(pruned)
+	before, now := group(all), group(after)
+	if len(before) != len(now) {
+		return false
+	}
+	for k, first := range before {
+		if now[k] != first {
+			return false
+		}
+	}
+	for path, l := range owner {
+		if firstKept(l) != firstKept(ownerAfter[path]) {
+			return false
+		}
+	}
+	for path, l := range ownerAfter {
+		if firstKept(l) != firstKept(owner[path]) {
+			return false
+		}
+	}
+	return true
+}
+
+// forget lists the paths only dropped steps touched: their heads can go too.
+func (plan *cleanup) forget(all []*lineage) []string {
+	dropped, kept := map[string]bool{}, map[string]bool{}
+	for _, l := range all {
+		for _, st := range l.steps {
+			m := kept
+			if plan.drops(st) {
+				m = dropped
+			}
+			m[st.from()], m[st.to()] = true, true
+		}
+	}
+	var out []string
+	for p := range dropped {
+		if !kept[p] {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cleanupFile holds a cleanup in progress (see Cleanup).
+const cleanupFile = "cleanup.json"
+
+type pendingCleanup struct {
+	Conversations []string       `json:"conversations"`
+	Markers       map[int64]bool `json:"markers"`
+	Forget        []string       `json:"forget"`
+}
+
+func (p *pendingCleanup) has(conv string) bool {
+	for _, c := range p.Conversations {
+		if c == conv {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingCleanup reads cleanup.json; with none, it is an empty one.
+func (s *Store) pendingCleanup() (*pendingCleanup, error) {
+	p := &pendingCleanup{}
+	b, err := s.files.root.ReadFile(cleanupFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s/%s (an interrupted cleanup): %w", s.dir, cleanupFile, err)
+	}
+	return p, nil
+}
+
+// finishCleanup removes what p drops, then p itself. Called with the lock held.
+func (s *Store) finishCleanup(p *pendingCleanup) error {
+	*s.known = *newKnownFiles()
+	for _, conv := range p.Conversations {
+		if !ValidConversationID(conv) {
+			continue // never a path outside the conversation's own folders
+		}
+		for _, name := range []string{"logs/" + conv + ".log", "diffs/" + conv, "checkpoints/" + conv} {
+			if err := s.files.root.RemoveAll(name); err != nil {
+				return fmt.Errorf("cleanup %s: %w", conv, err)
+			}
+		}
+	}
+	if err := s.dropMarkers(p.Markers); err != nil {
+		return err
+	}
+	forget := map[string]bool{}
+	for _, path := range p.Forget {
+		forget[path] = true
+	}
+	if err := s.heads.forgetAll(forget); err != nil {
+		return err
+	}
+	return s.files.root.Remove(cleanupFile)
+}
+
+// dropMarkers rewrites rebuilds.log without the dropped markers.
+func (s *Store) dropMarkers(drop map[int64]bool) error {
+	if len(drop) == 0 {
+		return nil
+	}
+	markers, _, err := s.files.readMarkers("rebuilds.log")
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	for _, m := range markers {
+		if drop[m.Seq] {
+			if m.DiffFile != nil {
+				_ = s.files.root.Remove(*m.DiffFile)
+			}
+			continue
+		}
+		line, err := jsonLine(m)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, line...)
+	}
+	return s.files.writeAtomic("rebuilds.log", buf)
+}
+
+func byConversation(entries []*Entry) map[string][]*Entry {
+	out := map[string][]*Entry{}
+	for _, e := range entries {
+		out[e.ConversationID] = append(out[e.ConversationID], e)
+	}
+	return out
+}
+
+// resolvedBefore reports whether no entry is pending and the newest is before cutoff.
+func resolvedBefore(entries []*Entry, cutoff time.Time) bool {
+	for _, e := range entries {
+		if e.Status == Pending {
+			return false
+		}
+		t, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+		if err != nil || t.After(cutoff) {
+			return false
+		}
+	}
+	return true
+}
+
+func lineageDroppable(l *lineage, candidate map[string]bool) bool {
+	for _, st := range l.steps {
+		if st.entry != nil && !candidate[st.entry.ConversationID] {
+			return false
+		}
+	}
+	return true
+}
+
+func copyBools(m map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
