@@ -62,11 +62,17 @@ local function close_views(reason)
   end
 end
 
+-- exiting reports whether Neovim is quitting (v:exiting is set from VimLeavePre on):
+-- it then stops its jobs itself, with SIGTERM.
+local function exiting()
+  return vim.v.exiting ~= vim.NIL
+end
+
 local function on_exit(job, code)
   if job ~= state.job then
     return -- an older bridge that was already replaced
   end
-  local unexpected = not state.stopping
+  local unexpected = not state.stopping and not exiting()
   local info = state.info
   state.job, state.info, state.stopping, state.clients = nil, nil, false, 0
   close_views("bridge stopped")
@@ -109,6 +115,11 @@ end
 function M.start()
   if state.job then
     return true
+  end
+  if exiting() then
+    -- A start scheduled by setup() can run while `nvim +qa` quits: the job would only
+    -- be killed again.
+    return false
   end
   ensure_autocmds()
   local bin, err = M.find_bin()

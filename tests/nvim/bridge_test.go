@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -295,6 +296,32 @@ func TestClaudeTerminalEnvironment(t *testing.T) {
 			if env[k] != v {
 				t.Errorf("%s = %q, want %q", k, env[k], v)
 			}
+		}
+	})
+}
+
+// TestQuitRightAfterStart: `nvim +qa` with setup() in the config quits while the
+// bridge's start is still scheduled; that must be silent and leave no lock file.
+func TestQuitRightAfterStart(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nvimBin string) {
+		base := t.TempDir()
+		config := filepath.Join(base, "claude")
+		initFile := filepath.Join(base, "init.lua")
+		initCode := fmt.Sprintf("vim.opt.rtp:prepend(%q)\nrequire(\"mcpdiff\").setup({ bin = %q })\n", repoRoot, binPath)
+		if err := os.WriteFile(initFile, []byte(initCode), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			cmd := exec.Command(nvimBin, "--headless", "-u", initFile, "-i", "NONE", "-n", "+qa")
+			cmd.Dir = base
+			cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+config, "HOME="+base)
+			out, err := cmd.CombinedOutput()
+			if err != nil || strings.Contains(string(out), "mcpdiff") {
+				t.Fatalf("nvim +qa: %v\n%s", err, out)
+			}
+		}
+		if locks, _ := filepath.Glob(filepath.Join(config, "ide", "*.lock")); len(locks) > 0 {
+			t.Errorf("lock files left behind: %v", locks)
 		}
 	})
 }
