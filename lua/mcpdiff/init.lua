@@ -20,6 +20,11 @@ function M.setup(opts)
     notify(err, vim.log.levels.ERROR)
     return false
   end
+  -- Options that act on a running bridge take effect now, not on its next event.
+  local bridge = package.loaded["mcpdiff.bridge"]
+  if bridge and bridge.running() then
+    bridge._clients(bridge.clients())
+  end
   if config.values.auto_start then
     -- Off Neovim's start-up path: the job starts on the first turn of the event loop.
     vim.schedule(function()

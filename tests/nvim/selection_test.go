@@ -158,3 +158,33 @@ func TestAtMentionedQueuedUntilConnected(t *testing.T) {
 		}
 	})
 }
+
+// TestSetupAgainAppliesTrackSelection: setup() called again with track_selection =
+// false stops tracking for the connected client, and true turns it back on.
+func TestSetupAgainAppliesTrackSelection(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, nil)
+		tracking := func() bool {
+			var n int
+			s.lua(`return vim.fn.exists("#mcpdiff_selection")`, &n)
+			return n != 0
+		}
+		eventually(t, "selection tracking with a client connected", tracking)
+		s.lua(`require("mcpdiff").setup({ bin = ..., track_selection = false })`, nil, binPath)
+		if tracking() {
+			t.Fatal("setup({track_selection = false}) again left selection tracking on")
+		}
+		before := len(c.Notifications("selection_changed"))
+		path := s.writeFile("hello.txt", "hello\n")
+		s.cmd("edit " + path)
+		s.input("v$<Esc>")
+		c.Texts(c.CallTool("getWorkspaceFolders", nil), "getWorkspaceFolders")
+		if n := len(c.Notifications("selection_changed")); n != before {
+			t.Fatalf("tracking off, yet %d more selection_changed were sent", n-before)
+		}
+		s.lua(`require("mcpdiff").setup({ bin = ..., track_selection = true })`, nil, binPath)
+		if !tracking() {
+			t.Fatal("setup({track_selection = true}) again did not turn tracking back on")
+		}
+	})
+}
