@@ -126,8 +126,11 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = server.NewMCPServer("mcpdiff", cfg.Version,
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		// Roots are a server→client request, which the 2026-07-28 protocol replaced;
-		// clients of both eras still answer it over stdio.
+		// Roots are a server→client request, which the 2026-07-28 protocol revision
+		// deprecated (clients of both eras still answer it over stdio). mcp-go keeps
+		// this option for the MCP deprecation window of at least twelve months, so
+		// until 2027-07-28 at the earliest; before then, roots/list is to be asked
+		// through mcp-go's InputRequestBuilder (multi round-trip) instead.
 		server.WithLegacyServerInitiatedRequests(),
 		server.WithInstructions(instructions),
 	)
