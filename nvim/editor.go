@@ -82,13 +82,15 @@ var _ ide.Editor = (*Editor)(nil)
 
 // prepared is what mcpdiff.diff.prepare answers.
 type prepared struct {
-	Buf   int    `msgpack:"buf"`
-	Error string `msgpack:"error"`
+	Buf     int    `msgpack:"buf"`
+	OrigBuf int    `msgpack:"orig_buf"` // 0 unless the layout wants the original's lines
+	Error   string `msgpack:"error"`
 }
 
-// OpenDiff draws the proposal: Lua checks the file and makes the proposal buffer,
-// Go fills it with one nvim_buf_set_lines (no huge string split in Lua), Lua draws
-// the view. It returns once the view is drawn.
+// OpenDiff draws the proposal: Lua checks the file and makes the proposal buffer
+// (and, for the inline layout, one for the original), Go fills them with one
+// nvim_buf_set_lines each (no huge string split in Lua), Lua draws the view. It
+// returns once the view is drawn.
 func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	lines, format := splitText(req.Contents)
 	luaReq := map[string]any{
@@ -115,9 +117,15 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	e.diffs[req.TabName] = &shownDiff{buf: buf, path: req.NewPath, proposal: req.Contents, format: format}
 	e.mu.Unlock()
 
-	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
+	// Separate requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
 	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
+	if err == nil && prep.OrigBuf != 0 {
+		orig, _ := splitText(string(req.Original))
+		err = call(ctx, "fill the original", func() error {
+			return e.v.SetBufferLines(nvimrpc.Buffer(prep.OrigBuf), 0, -1, true, orig)
+		})
+	}
 	if err == nil {
 		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, req.TabName)
 	}
@@ -181,14 +189,17 @@ func (e *Editor) lookup(tabName string) *shownDiff {
 }
 
 // accept answers FILE_SAVED: the exact proposal when the buffer is untouched, else
-// the buffer's lines in the proposal's format.
-func (e *Editor) accept(tabName string, changed bool) {
+// the buffer's lines in the proposal's format. empty: the buffer holds no line at all
+// (Neovim shows one empty line either way), which is the empty text.
+func (e *Editor) accept(tabName string, changed, empty bool) {
 	d := e.lookup(tabName)
 	if d == nil || e.Decider == nil {
 		return
 	}
 	text := d.proposal
-	if changed {
+	if changed && empty {
+		text = d.format.joinLines(nil)
+	} else if changed {
 		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
 		defer cancel()
 		var lines [][]byte

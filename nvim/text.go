@@ -45,7 +45,14 @@ func (f textFormat) newline() string {
 }
 
 // joinLines is the inverse of splitText: joinLines(splitText(s)) == s for every s.
+// No lines at all is the empty text (with the BOM, if any).
 func (f textFormat) joinLines(lines [][]byte) string {
+	if len(lines) == 0 {
+		if f.bom {
+			return utf8BOM
+		}
+		return ""
+	}
 	sep := []byte(f.newline())
 	size := len(lines) * len(sep)
 	for _, l := range lines {
