@@ -120,14 +120,17 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	// Separate requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
 	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
+	show := []any{req.TabName}
 	if err == nil && prep.OrigBuf != 0 {
 		orig, _ := splitText(string(req.Original))
 		err = call(ctx, "fill the original", func() error {
 			return e.v.SetBufferLines(nvimrpc.Buffer(prep.OrigBuf), 0, -1, true, orig)
 		})
+		// The inline layout diffs these texts, which Lua would take long to build.
+		show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
 	}
 	if err == nil {
-		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, req.TabName)
+		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, show...)
 	}
 	if err != nil {
 		e.forget(req.TabName)

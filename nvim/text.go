@@ -74,3 +74,20 @@ func (f textFormat) joinLines(lines [][]byte) string {
 	}
 	return b.String()
 }
+
+// diffText is the text the Lua side diffs a buffer's lines as (diff_hunks.text): every
+// line ends with "\n", so that line endings and a missing final newline, which lines
+// do not carry, are never a difference.
+func diffText(lines [][]byte) string {
+	size := len(lines)
+	for _, l := range lines {
+		size += len(l)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, l := range lines {
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -331,7 +331,8 @@ end
 -- proposal (if still pending) is rejected.
 local function give_back_window(view)
   local w = api.nvim_get_current_win()
-  if api.nvim_win_get_buf(w) ~= view.buf or created_window(view, w) or quitting_all() then
+  -- Other windows (a split of the proposal, one the view made) just close.
+  if w ~= view.target_win or api.nvim_win_get_buf(w) ~= view.buf or created_window(view, w) or quitting_all() then
     return
   end
   -- Closing a window gives its room to the next window, or the previous one with
@@ -395,20 +396,20 @@ local function set_autocmds(view)
   })
 end
 
--- hunks_of returns the proposal's hunks against the original, and both sides' lines.
-local function hunks_of(view)
-  local orig = view.orig_lines
+-- hunks_of returns the proposal's hunks against the original, and both sides
+-- (diff_hunks.side). new_text: the proposal's text when the caller has it.
+local function hunks_of(view, new_text)
+  local orig = view.orig -- inline: read once
   if not orig then -- side by side: the original is the left window's buffer
-    orig = view.new_file and {} or hunks_mod.lines(view.left_buf)
+    orig = view.new_file and hunks_mod.none or hunks_mod.side(view.left_buf)
   end
-  local new = hunks_mod.lines(view.buf)
-  local orig_text = view.orig_text or hunks_mod.text(orig)
-  return hunks_mod.compute(orig_text, hunks_mod.text(new)), orig, new
+  local new = hunks_mod.side(view.buf, new_text)
+  return hunks_mod.compute(orig, new), orig, new
 end
 
--- refresh_marks redraws the hunk marks; it returns the hunks and the proposal's lines
+-- refresh_marks redraws the hunk marks; it returns the hunks and the proposal's side
 -- when it computed them.
-local function refresh_marks(view)
+local function refresh_marks(view, new_text)
   if not valid_buf(view.buf) then
     return
   end
@@ -416,12 +417,34 @@ local function refresh_marks(view)
     marks.clear(view.buf) -- side by side, diff mode draws the rest
     return
   end
-  local hunks, orig, new = hunks_of(view)
+  local hunks, orig, new = hunks_of(view, new_text)
   marks.draw(view.buf, view, hunks, orig, new)
   return hunks, new
 end
 
+-- Above this many lines, reading and diffing the proposal takes tens of milliseconds:
+-- the marks are redrawn once typing pauses rather than after every change (in the
+-- meantime they move with the text).
+local REFRESH_DEBOUNCE_LINES = 20000
+local REFRESH_DEBOUNCE_MS = 150
+
 function schedule_refresh(view)
+  if not view.inline and next(view.kept) == nil then
+    return -- side by side without kept hunks: no marks to follow the text
+  end
+  if api.nvim_buf_line_count(view.buf) > REFRESH_DEBOUNCE_LINES then
+    if not view.refresh_timer then
+      view.refresh_timer = vim.loop.new_timer()
+    end
+    view.refresh_timer:start(REFRESH_DEBOUNCE_MS, 0, function()
+      vim.schedule(function()
+        if views[view.tab] == view then
+          refresh_marks(view)
+        end
+      end)
+    end)
+    return
+  end
   if view.refresh_pending then
     return
   end
@@ -456,7 +479,7 @@ local function jump(view, dir)
   for _ = 1, vim.v.count1 do
     local found
     for i = dir > 0 and 1 or #hunks, dir > 0 and #hunks or 1, dir do
-      local line = hunks_mod.span(hunks[i], "b", #new)
+      local line = hunks_mod.span(hunks[i], "b", new.count)
       if (dir > 0 and line > at) or (dir < 0 and line < at) then
         found = i
         break
@@ -466,7 +489,7 @@ local function jump(view, dir)
       break
     end
     target = found
-    at = hunks_mod.span(hunks[found], "b", #new)
+    at = hunks_mod.span(hunks[found], "b", new.count)
   end
   if target then
     show_hunk(0, hunks[target], at)
@@ -483,7 +506,7 @@ local function decide_hunks(view, action, line1, line2, side)
     return
   end
   local hunks, orig, new = hunks_of(view)
-  local picked = hunks_mod.touched(hunks, side, line1, line2, side == "a" and #orig or #new)
+  local picked = hunks_mod.touched(hunks, side, line1, line2, side == "a" and orig.count or new.count)
   local where = (line1 == line2 and ("line " .. line1) or ("lines " .. line1 .. "-" .. line2))
     .. (side == "a" and " of the original" or "")
   if #picked == 0 then
@@ -514,8 +537,8 @@ local function decide_hunks(view, action, line1, line2, side)
   -- From the last hunk up, so that the line numbers of the others stay right.
   for i = #picked, 1, -1 do
     local h = picked[i]
-    local lines = vim.list_slice(orig, h.a_start, h.a_start + h.a_count - 1)
-    if #new == 0 then
+    local lines = orig.slice(h.a_start, h.a_count)
+    if new.count == 0 then
       api.nvim_buf_set_lines(view.buf, 0, -1, true, lines)
     elseif h.b_count > 0 then
       api.nvim_buf_set_lines(view.buf, h.b_start - 1, h.b_start - 1 + h.b_count, true, lines)
@@ -687,23 +710,24 @@ local function show_side_by_side(view, target, req)
 end
 
 -- show_inline puts the proposal in the target window itself, with its hunks drawn
--- as marks. The original's lines come from the buffer Go filled.
-local function show_inline(view, target, req, orig_buf)
-  view.orig_lines = orig_buf and hunks_mod.lines(orig_buf) or {}
-  view.orig_text = hunks_mod.text(view.orig_lines)
-  wipe(orig_buf)
+-- as marks. The original's lines are in the buffer Go filled, which the view keeps;
+-- texts: {orig, prop}, both sides' texts as diff_hunks.text makes them, from Go.
+local function show_inline(view, target, req, texts)
+  view.orig = view.orig_buf and hunks_mod.side(view.orig_buf, texts.orig) or hunks_mod.none
   setup_proposal(view, req)
   api.nvim_set_current_win(target)
   api.nvim_win_set_buf(target, view.buf)
   view.prop_win = target
-  local hunks, new = refresh_marks(view)
+  local hunks, new = refresh_marks(view, texts.prop)
   if hunks[1] then
-    show_hunk(target, hunks[1], hunks_mod.span(hunks[1], "b", #new))
+    show_hunk(target, hunks[1], hunks_mod.span(hunks[1], "b", new.count))
   end
 end
 
 -- show draws the diff view of a prepared tab; the proposal lines are already set.
-function M.show(tab)
+-- texts: in the inline layout, {orig = text, prop = text} as diff_hunks.text makes
+-- them (Go has them at hand; Lua would take tens of milliseconds to build them).
+function M.show(tab, texts)
   local s = staged[tab]
   if not s then
     error("mcpdiff: no prepared diff named " .. tab, 0)
@@ -718,6 +742,7 @@ function M.show(tab)
     new_file = req.new_file,
     inline = s.inline,
     buf = s.buf,
+    orig_buf = s.orig_buf,
     status = "pending",
     kept = {}, -- hunk keys (diff_hunks.key) the user kept
     prev_win = api.nvim_get_current_win(),
@@ -738,7 +763,7 @@ function M.show(tab)
       end)
     end
     if view.inline then
-      show_inline(view, target, req, s.orig_buf)
+      show_inline(view, target, req, texts or {})
     else
       show_side_by_side(view, target, req)
     end
@@ -756,7 +781,6 @@ function M.show(tab)
     view.tick = api.nvim_buf_get_changedtick(view.buf)
   end)
   if not ok then
-    wipe(s.orig_buf)
     M.close(tab, "failed")
     error(err, 0)
   end
@@ -833,6 +857,11 @@ local function teardown(view, reason)
     close_window(w)
   end
   wipe(view.buf)
+  wipe(view.orig_buf)
+  if view.refresh_timer then
+    view.refresh_timer:stop()
+    view.refresh_timer:close()
+  end
   if view.placeholder then
     for _, w in ipairs(vim.fn.win_findbuf(view.placeholder)) do
       close_window(w)

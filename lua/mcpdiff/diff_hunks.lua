@@ -1,6 +1,9 @@
 -- Hunks of an openDiff proposal: where the proposal differs from the original file,
--- and which of them a range of lines touches. Pure functions over lists of lines
--- (plus the buffer and 'diffopt' readers they need), shared by both diff layouts.
+-- and which of them a range of lines touches, shared by both diff layouts.
+--
+-- Each side of a diff is read through a "side": { text = what vim.diff compares,
+-- count = its number of lines, slice = function(start, n) -> those lines }, so that
+-- a 100,000-line text the Go side already sent is never split into a Lua list.
 --
 -- A hunk is { a_start, a_count, b_start, b_count } as vim.diff's "indices" give it:
 -- lines a_start .. a_start+a_count-1 of the original became lines b_start ..
@@ -46,24 +49,55 @@ function M.text(lines)
   return table.concat(lines, "\n") .. "\n"
 end
 
--- compute returns the hunks between two texts made by M.text.
-function M.compute(old_text, new_text)
+-- compute returns the hunks between two sides.
+function M.compute(old, new)
   local hunks = {}
-  for _, h in ipairs(vim.diff(old_text, new_text, options())) do
+  for _, h in ipairs(vim.diff(old.text, new.text, options())) do
     table.insert(hunks, { a_start = h[1], a_count = h[2], b_start = h[3], b_count = h[4] })
   end
   return hunks
 end
 
--- lines returns a buffer's lines; an empty buffer (nothing to write, as after
+-- lines_of returns a buffer's lines; an empty buffer (nothing to write, as after
 -- deleting every line) has none, unlike one holding a single empty line.
-function M.lines(buf)
+local function lines_of(buf)
   local lines = api.nvim_buf_get_lines(buf, 0, -1, true)
   if #lines == 1 and lines[1] == "" and M.is_empty(buf) then
     return {}
   end
   return lines
 end
+
+-- side reads a buffer as a side of a diff. text, when given, is the buffer's text as
+-- M.text would make it (the Go side sends it with the lines); else it is read.
+function M.side(buf, text)
+  if text then
+    return {
+      text = text,
+      count = M.is_empty(buf) and 0 or api.nvim_buf_line_count(buf),
+      slice = function(start, n)
+        return api.nvim_buf_get_lines(buf, start - 1, start - 1 + n, true)
+      end,
+    }
+  end
+  local lines = lines_of(buf)
+  return {
+    text = M.text(lines),
+    count = #lines,
+    slice = function(start, n)
+      return vim.list_slice(lines, start, start + n - 1)
+    end,
+  }
+end
+
+-- none is the side of a file that does not exist yet.
+M.none = {
+  text = "",
+  count = 0,
+  slice = function()
+    return {}
+  end,
+}
 
 -- is_empty tells whether a buffer holds no line at all (Neovim shows one empty line
 -- either way; only the byte count tells them apart).
@@ -100,15 +134,11 @@ function M.touched(hunks, side, line1, line2, line_count)
   return out
 end
 
--- key names a hunk by where it stands in the original and what the proposal puts
--- there: it survives changes elsewhere in the proposal, and changes when the hunk's
--- own text is edited (which then needs deciding again).
-function M.key(h, new_lines)
-  local parts = { h.a_start, h.a_count }
-  for i = h.b_start, h.b_start + h.b_count - 1 do
-    table.insert(parts, new_lines[i])
-  end
-  return table.concat(parts, "\n")
+-- key names a hunk by where it stands in the original and what the proposal (side
+-- new) puts there: it survives changes elsewhere in the proposal, and changes when
+-- the hunk's own text is edited (which then needs deciding again).
+function M.key(h, new)
+  return h.a_start .. "\n" .. h.a_count .. "\n" .. table.concat(new.slice(h.b_start, h.b_count), "\n")
 end
 
 return M

@@ -5,6 +5,7 @@
 local M = {}
 
 local api = vim.api
+local hunks_mod = require("mcpdiff.diff_hunks")
 
 M.ns = api.nvim_create_namespace("mcpdiff_hunks")
 
@@ -27,22 +28,22 @@ end
 -- whole line, like diff mode's filler; a virtual line is cut at the window's edge.
 local function removed_lines(orig, h, pad)
   local out = {}
-  for i = h.a_start, h.a_start + h.a_count - 1 do
-    table.insert(out, { { orig[i], "McpDiffInlineDelete" }, { pad, "McpDiffInlineDelete" } })
+  for _, line in ipairs(orig.slice(h.a_start, h.a_count)) do
+    table.insert(out, { { line, "McpDiffInlineDelete" }, { pad, "McpDiffInlineDelete" } })
   end
   return out
 end
 
 -- draw redraws the marks of buf. view: { inline, kept = {key = true} }; hunks from
--- diff_hunks.compute between orig and new (the buffer's lines).
+-- diff_hunks.compute between the sides orig and new (buf).
 function M.draw(buf, view, hunks, orig, new)
-  local hunks_mod = require("mcpdiff.diff_hunks")
   api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  local any_kept = next(view.kept) ~= nil
   local pad = string.rep(" ", vim.o.columns)
   for _, h in ipairs(hunks) do
-    local first = hunks_mod.span(h, "b", #new)
+    local first = hunks_mod.span(h, "b", new.count)
     local row = first - 1
-    if view.kept[hunks_mod.key(h, new)] then
+    if any_kept and view.kept[hunks_mod.key(h, new)] then
       local what = h.b_count > 0 and "kept" or ("kept: " .. plural(h.a_count, "line") .. " removed here")
       api.nvim_buf_set_extmark(buf, M.ns, row, 0, {
         virt_text = { { "  ✓ " .. what, "McpDiffHunkKept" } },
@@ -62,8 +63,8 @@ function M.draw(buf, view, hunks, orig, new)
       end
       if h.a_count > 0 then
         -- Above the hunk's first line; removed lines at the very end go below the last.
-        local below = h.b_count == 0 and h.b_start >= #new and #new > 0
-        api.nvim_buf_set_extmark(buf, M.ns, below and #new - 1 or row, 0, {
+        local below = h.b_count == 0 and h.b_start >= new.count and new.count > 0
+        api.nvim_buf_set_extmark(buf, M.ns, below and new.count - 1 or row, 0, {
           virt_lines = removed_lines(orig, h, pad),
           virt_lines_above = not below,
         })

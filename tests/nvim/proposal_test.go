@@ -321,8 +321,9 @@ func (s *session) currentBuf() int {
 	return buf
 }
 
-// Taking back every line of a new file leaves nothing: FILE_SAVED answers the empty
-// text (not one empty line), CRLF proposals stay CRLF.
+// What is left after hunk decisions is answered byte for byte: CRLF proposals stay
+// CRLF, LF proposals of a CRLF file stay LF, and taking back every line of a new
+// file leaves the empty text (not one empty line).
 func TestHunkRejectExactText(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, layout := range layouts {
@@ -335,6 +336,20 @@ func TestHunkRejectExactText(t *testing.T) {
 				s.cmd("2McpDiffReject")
 				s.cmd("w")
 				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "FILE_SAVED", "a\r\nb\r\nc\r\nd\r\n")
+				closeTabs(t, c, tab)
+
+				// Claude Code's Write sends LF for a CRLF file: the line endings are not a
+				// change, and the answer keeps the proposal's.
+				path = s.writeFile("lf.txt", "a\r\nb\r\nc\r\n")
+				tab = tabName("lf.txt", 3)
+				answer = c.OpenDiff(path, "a\nB\nc\n", tab)
+				s.waitViews(1)
+				if layout == "inline" {
+					s.wantMarks(s.proposalBuf(tab), "2 above b", "2 hl McpDiffInlineChange")
+				}
+				s.cmd("%McpDiffReject")
+				s.cmd("w")
+				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "FILE_SAVED", "a\nb\nc\n")
 				closeTabs(t, c, tab)
 
 				newPath := s.ws + "/sub/new.txt"
@@ -544,5 +559,82 @@ func TestInlineTopAndWinbar(t *testing.T) {
 				return got == "MINE"
 			})
 		}
+	})
+}
+
+// A typed :qa quits Neovim with an inline view open, as with any other buffer (the
+// view's :q handling leaves it alone), and Claude Code gets DIFF_REJECTED.
+func TestInlineQuitAll(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		for _, keys := range []string{":qa<CR>", ":qa!<CR>"} {
+			t.Run(keys, func(t *testing.T) {
+				s, c := inlineSession(t, nv)
+				info, _ := s.bridge()
+				path := s.writeFile("hello.txt", "hello\n")
+				s.cmd("edit " + path)
+				tab := tabName("hello.txt", 1)
+				answer := c.OpenDiff(path, "edited\n", tab)
+				s.waitViews(1)
+				s.input(keys)
+				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+				eventually(t, "Neovim and the bridge to exit", func() bool {
+					return !processAlive(s.pid) && !processAlive(info.JobPID)
+				})
+			})
+		}
+	})
+}
+
+// With only a terminal on screen the inline view makes a window of its own, and :q
+// closes that one.
+func TestInlineTerminalOnly(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := inlineSession(t, nv)
+		path := s.writeFile("hello.txt", "hello\n")
+		s.cmd("terminal cat")
+		s.cmd("only")
+		before := s.snapshot()
+		tab := tabName("hello.txt", 1)
+		answer := c.OpenDiff(path, "edited\n", tab)
+		s.waitViews(1)
+		if st := s.winState(); st.Wins != 2 || !strings.HasSuffix(st.Buf, tab+" (proposed)") {
+			t.Fatalf("inline view beside a terminal: %+v, want the proposal in a second window", st)
+		}
+		s.cmd("q")
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+		s.expectNoLeaks(before)
+	})
+}
+
+// Above 20,000 lines the inline marks follow edits once typing pauses.
+func TestInlineLargeProposal(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := inlineSession(t, nv)
+		var orig, prop strings.Builder
+		for i := range 30_000 {
+			line := "line " + itoa(i) + "\n"
+			orig.WriteString(line)
+			if i == 20_000 {
+				line = "CHANGED\n"
+			}
+			prop.WriteString(line)
+		}
+		path := s.writeFile("large.txt", orig.String())
+		tab := tabName("large.txt", 1)
+		answer := c.OpenDiff(path, prop.String(), tab)
+		s.waitViews(1)
+		buf := s.proposalBuf(tab)
+		s.wantMarks(buf, "20001 above line 20000", "20001 hl McpDiffInlineChange")
+		if line := s.cursorLine(); line != 20001 {
+			t.Fatalf("cursor on line %d, want the change on line 20001", line)
+		}
+		s.lua(`vim.api.nvim_buf_set_lines(..., 9, 10, true, { "mine" })`, nil, buf)
+		s.wantMarks(buf, "10 above line 9", "10 hl McpDiffInlineChange", "20001 above line 20000", "20001 hl McpDiffInlineChange")
+		s.cmd("20001McpDiffReject")
+		s.wantMarks(buf, "10 above line 9", "10 hl McpDiffInlineChange")
+		s.cmd("w")
+		want := strings.Replace(orig.String(), "line 9\n", "mine\n", 1)
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "FILE_SAVED", want)
+		closeTabs(t, c, tab)
 	})
 }
