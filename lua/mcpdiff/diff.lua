@@ -926,32 +926,32 @@ local function side_of_current(view)
   return "b"
 end
 
--- accept answers for the diff shown under a tab name (:McpDiffAccept): the whole
--- proposal, or with range {line1, line2} keeps the hunks those lines touch.
-function M.accept(tab, range)
+-- answer decides the diff shown under a tab name: the whole proposal, or with range
+-- {line1, line2} the hunks those lines touch. action: "accept" or "reject".
+local function answer(action, tab, range)
   local view = views[tab]
   if not view then
     return
   end
   if range then
-    decide_hunks(view, "accept", range[1], range[2], side_of_current(view))
-  else
+    decide_hunks(view, action, range[1], range[2], side_of_current(view))
+  elseif action == "accept" then
     accept_view(view)
-  end
-end
-
--- reject answers for the diff shown under a tab name (:McpDiffReject): the whole
--- proposal, or with range {line1, line2} takes back the hunks those lines touch.
-function M.reject(tab, range)
-  local view = views[tab]
-  if not view then
-    return
-  end
-  if range then
-    decide_hunks(view, "reject", range[1], range[2], side_of_current(view))
   else
     reject_view(view)
   end
+end
+
+-- accept implements :McpDiffAccept in a diff view: accept the proposal, or with a
+-- range keep its hunks there.
+function M.accept(tab, range)
+  answer("accept", tab, range)
+end
+
+-- reject implements :McpDiffReject in a diff view: reject the proposal, or with a
+-- range take the original lines back for its hunks there.
+function M.reject(tab, range)
+  answer("reject", tab, range)
 end
 
 -- close tears a view down without answering (the IDE server already did).
