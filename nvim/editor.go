@@ -82,15 +82,14 @@ var _ ide.Editor = (*Editor)(nil)
 
 // prepared is what mcpdiff.diff.prepare answers.
 type prepared struct {
-	Buf     int    `msgpack:"buf"`
-	OrigBuf int    `msgpack:"orig_buf"` // 0 unless the layout wants the original's lines
-	Error   string `msgpack:"error"`
+	Buf   int    `msgpack:"buf"`
+	Texts bool   `msgpack:"texts"` // show wants both texts to diff (the inline layout)
+	Error string `msgpack:"error"`
 }
 
-// OpenDiff draws the proposal: Lua checks the file and makes the proposal buffer
-// (and, for the inline layout, one for the original), Go fills them with one
-// nvim_buf_set_lines each (no huge string split in Lua), Lua draws the view. It
-// returns once the view is drawn.
+// OpenDiff draws the proposal: Lua checks the file and makes the proposal buffer,
+// Go fills it with one nvim_buf_set_lines (no huge string split in Lua), Lua draws
+// the view. It returns once the view is drawn.
 func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	lines, format := splitText(req.Contents)
 	luaReq := map[string]any{
@@ -117,16 +116,13 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	e.diffs[req.TabName] = &shownDiff{buf: buf, path: req.NewPath, proposal: req.Contents, format: format}
 	e.mu.Unlock()
 
-	// Separate requests, not one batch: nvim_call_atomic makes a 100,000-line
+	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
 	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
 	show := []any{req.TabName}
-	if err == nil && prep.OrigBuf != 0 {
+	if prep.Texts {
+		// The inline layout diffs these; Lua would take long to build them.
 		orig, _ := splitText(string(req.Original))
-		err = call(ctx, "fill the original", func() error {
-			return e.v.SetBufferLines(nvimrpc.Buffer(prep.OrigBuf), 0, -1, true, orig)
-		})
-		// The inline layout diffs these texts, which Lua would take long to build.
 		show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
 	}
 	if err == nil {

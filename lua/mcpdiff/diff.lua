@@ -2,9 +2,9 @@
 -- (diff mode), or in the inline layout the proposal alone in the user's window, with
 -- the removed lines drawn as virtual lines.
 --
--- The Go side drives it: prepare() checks the file and makes the proposal buffer (and
--- in the inline layout one for the original text), Go fills them with
--- nvim_buf_set_lines, show() draws the view. The user's answer goes back with
+-- The Go side drives it: prepare() checks the file and makes the proposal buffer, Go
+-- fills it with nvim_buf_set_lines, show() draws the view (in the inline layout with
+-- the texts to diff, which Go sends along). The user's answer goes back with
 -- rpcnotify (mcpdiff_accept / mcpdiff_reject); close() tears the view down when the
 -- IDE server is done with the diff. Every view owns one augroup, its buffers and its
 -- windows, and teardown removes all of them. Hunk decisions (a range of
@@ -646,9 +646,8 @@ local function goto_first_change(view)
 end
 
 -- prepare starts an openDiff: it refuses a file whose buffer has unsaved changes and
--- creates the (empty) proposal buffer, and in the inline layout one for the original
--- text. req: {tab, path, new_file, dos, bomb}.
--- Returns {buf = n, orig_buf = n or nil} or {error = "dirty"}.
+-- creates the (empty) proposal buffer. req: {tab, path, new_file, dos, bomb}.
+-- Returns {buf = n, texts = true when show() wants the texts} or {error = "dirty"}.
 function M.prepare(req)
   if views[req.tab] then
     M.close(req.tab, "replaced")
@@ -663,13 +662,8 @@ function M.prepare(req)
   local inline = cfg().diff.layout == "inline"
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].undolevels = -1 -- the initial text is not an undo step
-  local orig_buf
-  if inline and not req.new_file then
-    orig_buf = api.nvim_create_buf(false, true)
-    vim.bo[orig_buf].undolevels = -1
-  end
-  staged[req.tab] = { buf = buf, orig_buf = orig_buf, inline = inline, req = req }
-  return { buf = buf, orig_buf = orig_buf }
+  staged[req.tab] = { buf = buf, inline = inline, req = req }
+  return { buf = buf, texts = inline or nil }
 end
 
 local function wipe(b)
@@ -684,7 +678,6 @@ function M.abort(tab)
   staged[tab] = nil
   if s then
     wipe(s.buf)
-    wipe(s.orig_buf)
   end
 end
 
@@ -710,10 +703,9 @@ local function show_side_by_side(view, target, req)
 end
 
 -- show_inline puts the proposal in the target window itself, with its hunks drawn
--- as marks. The original's lines are in the buffer Go filled, which the view keeps;
--- texts: {orig, prop}, both sides' texts as diff_hunks.text makes them, from Go.
+-- as marks. texts: {orig, prop}, both sides' texts as diff_hunks.text makes them.
 local function show_inline(view, target, req, texts)
-  view.orig = view.orig_buf and hunks_mod.side(view.orig_buf, texts.orig) or hunks_mod.none
+  view.orig = texts.orig and hunks_mod.text_side(texts.orig) or hunks_mod.none
   setup_proposal(view, req)
   api.nvim_set_current_win(target)
   api.nvim_win_set_buf(target, view.buf)
@@ -742,7 +734,6 @@ function M.show(tab, texts)
     new_file = req.new_file,
     inline = s.inline,
     buf = s.buf,
-    orig_buf = s.orig_buf,
     status = "pending",
     kept = {}, -- hunk keys (diff_hunks.key) the user kept
     prev_win = api.nvim_get_current_win(),
@@ -857,7 +848,6 @@ local function teardown(view, reason)
     close_window(w)
   end
   wipe(view.buf)
-  wipe(view.orig_buf)
   if view.refresh_timer then
     view.refresh_timer:stop()
     view.refresh_timer:close()
