@@ -638,3 +638,33 @@ func TestInlineLargeProposal(t *testing.T) {
 		closeTabs(t, c, tab)
 	})
 }
+
+// The highlight groups are linked with default: a colour scheme's (or the user's)
+// definition stays.
+func TestInlineHighlightGroups(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := inlineSession(t, nv)
+		s.cmd("highlight McpDiffInlineDelete ctermbg=1")
+		path := s.writeFile("hello.txt", "hello\n")
+		tab := tabName("hello.txt", 1)
+		answer := c.OpenDiff(path, "edited\n", tab)
+		s.waitViews(1)
+		var groups map[string]string
+		s.lua(`local out = {}
+for _, g in ipairs({ "McpDiffInlineAdd", "McpDiffInlineChange", "McpDiffInlineDelete", "McpDiffHunkKept" }) do
+  out[g] = vim.trim(vim.api.nvim_exec("highlight " .. g, true):gsub("^%S+%s+xxx%s+", ""))
+end
+return out`, &groups)
+		want := map[string]string{
+			"McpDiffInlineAdd":    "links to DiffAdd",
+			"McpDiffInlineChange": "links to DiffChange",
+			"McpDiffInlineDelete": "ctermbg=1",
+			"McpDiffHunkKept":     "links to Comment",
+		}
+		if !reflect.DeepEqual(groups, want) {
+			t.Fatalf("highlight groups %q, want %q", groups, want)
+		}
+		s.cmd("q")
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+	})
+}
