@@ -119,13 +119,13 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
 	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
-	show := []any{req.TabName}
-	if prep.Texts {
-		// The inline layout diffs these; Lua would take long to build them.
-		orig, _ := splitText(string(req.Original))
-		show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
-	}
 	if err == nil {
+		show := []any{req.TabName}
+		if prep.Texts {
+			// The inline layout diffs these; Lua would take long to build them.
+			orig, _ := splitText(string(req.Original))
+			show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
+		}
 		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, show...)
 	}
 	if err != nil {
