@@ -109,7 +109,7 @@ func connectionError(err error) error {
 
 func (b *bridge) registerHandlers() error {
 	handlers := map[string]any{
-		"mcpdiff_accept": func(tab string, changed bool) { b.editor.accept(tab, changed) },
+		"mcpdiff_accept": func(tab string, changed, empty bool) { b.editor.accept(tab, changed, empty) },
 		"mcpdiff_reject": func(tab string) { b.editor.reject(tab) },
 		"mcpdiff_selection": func(params map[string]any) {
 			if s := b.ideServer(); s != nil {

@@ -83,6 +83,7 @@ var _ ide.Editor = (*Editor)(nil)
 // prepared is what mcpdiff.diff.prepare answers.
 type prepared struct {
 	Buf   int    `msgpack:"buf"`
+	Texts bool   `msgpack:"texts"` // show wants both texts to diff (the inline layout)
 	Error string `msgpack:"error"`
 }
 
@@ -119,7 +120,13 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	// nvim_buf_set_lines twice as slow.
 	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
 	if err == nil {
-		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, req.TabName)
+		show := []any{req.TabName}
+		if prep.Texts {
+			// The inline layout diffs these; Lua would take long to build them.
+			orig, _ := splitText(string(req.Original))
+			show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
+		}
+		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, show...)
 	}
 	if err != nil {
 		e.forget(req.TabName)
@@ -181,14 +188,17 @@ func (e *Editor) lookup(tabName string) *shownDiff {
 }
 
 // accept answers FILE_SAVED: the exact proposal when the buffer is untouched, else
-// the buffer's lines in the proposal's format.
-func (e *Editor) accept(tabName string, changed bool) {
+// the buffer's lines in the proposal's format. empty: the buffer holds no line at all
+// (Neovim shows one empty line either way), which is the empty text.
+func (e *Editor) accept(tabName string, changed, empty bool) {
 	d := e.lookup(tabName)
 	if d == nil || e.Decider == nil {
 		return
 	}
 	text := d.proposal
-	if changed {
+	if changed && empty {
+		text = d.format.joinLines(nil)
+	} else if changed {
 		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
 		defer cancel()
 		var lines [][]byte

@@ -45,7 +45,14 @@ func (f textFormat) newline() string {
 }
 
 // joinLines is the inverse of splitText: joinLines(splitText(s)) == s for every s.
+// No lines at all is the empty text (with the BOM, if any).
 func (f textFormat) joinLines(lines [][]byte) string {
+	if len(lines) == 0 {
+		if f.bom {
+			return utf8BOM
+		}
+		return ""
+	}
 	sep := []byte(f.newline())
 	size := len(lines) * len(sep)
 	for _, l := range lines {
@@ -64,6 +71,23 @@ func (f textFormat) joinLines(lines [][]byte) string {
 	}
 	if f.finalNewline {
 		b.Write(sep)
+	}
+	return b.String()
+}
+
+// diffText is the text the Lua side diffs a buffer's lines as (diff_hunks.text): every
+// line ends with "\n", so that line endings and a missing final newline, which lines
+// do not carry, are never a difference.
+func diffText(lines [][]byte) string {
+	size := len(lines)
+	for _, l := range lines {
+		size += len(l)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, l := range lines {
+		b.Write(l)
+		b.WriteByte('\n')
 	}
 	return b.String()
 }

@@ -46,6 +46,10 @@ func TestJoinLinesUsesTheProposalFormat(t *testing.T) {
 		{"a\r\nb\r\n", []string{"a", "x"}, "a\r\nx\r\n"},
 		{"\uFEFFa\r\n", []string{"x"}, "\uFEFFx\r\n"},
 		{"", []string{"x"}, "x"},
+		// No line at all (every line deleted) is the empty text, whatever the format.
+		{"a\nb\n", nil, ""},
+		{"a\r\nb", nil, ""},
+		{"\uFEFFa\n", nil, "\uFEFF"},
 	}
 	for _, tt := range tests {
 		_, format := splitText(tt.proposal)
@@ -69,4 +73,21 @@ func FuzzSplitJoinRoundTrip(f *testing.F) {
 			t.Fatalf("joinLines(splitText(%q)) = %q", s, got)
 		}
 	})
+}
+
+func TestDiffText(t *testing.T) {
+	for _, tt := range []struct {
+		text, want string
+	}{
+		{"", ""},
+		{"\n", "\n"},
+		{"a\r\nb", "a\nb\n"},
+		{"\uFEFFa\nb\n", "a\nb\n"},
+		{"a\r\nb\n", "a\r\nb\n"}, // mixed endings: the line keeps its \r, as Neovim shows it
+	} {
+		lines, _ := splitText(tt.text)
+		if got := diffText(lines); got != tt.want {
+			t.Errorf("diffText(splitText(%q)) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
 }

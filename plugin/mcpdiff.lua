@@ -19,13 +19,18 @@ command("McpDiffStatus", function()
   require("mcpdiff.review").open()
 end, { desc = "mcpdiff: bridge status and edit history review" })
 
+-- range: { line1, line2 } when the command was given a range, else nil.
+local function range_of(args)
+  return args.range > 0 and { args.line1, args.line2 } or nil
+end
+
 command("McpDiffAccept", function(args)
-  require("mcpdiff").accept(args.args)
-end, { nargs = "?", desc = "mcpdiff: accept the diff in view, or history edits" })
+  require("mcpdiff").accept(args.args, range_of(args))
+end, { nargs = "?", range = true, desc = "mcpdiff: accept the diff in view (or its hunks in range), or history edits" })
 
 command("McpDiffReject", function(args)
-  require("mcpdiff").reject(args.args)
-end, { nargs = "?", desc = "mcpdiff: reject the diff in view, or history edits" })
+  require("mcpdiff").reject(args.args, range_of(args))
+end, { nargs = "?", range = true, desc = "mcpdiff: reject the diff in view (or its hunks in range), or history edits" })
 
 command("McpDiffSend", function(args)
   require("mcpdiff").send(args.line1, args.line2, args.range > 0)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,8 +41,8 @@ func TestOpenDiffAcceptAnswersTheExactText(t *testing.T) {
 			path := writeFile(t, "a.txt", tt.before)
 			wait := c.callTool("openDiff", diffArgs(path, "proposal", tabA))
 			req := s.editor.waitOpened(t)
-			want := DiffRequest{TabName: tabA, OldPath: path, NewPath: path, Contents: "proposal", NewFile: false}
-			if req != want {
+			want := DiffRequest{TabName: tabA, OldPath: path, NewPath: path, Contents: "proposal", NewFile: false, Original: []byte(tt.before)}
+			if !reflect.DeepEqual(req, want) {
 				t.Fatalf("editor got %+v, want %+v", req, want)
 			}
 			s.Decide(tabA, true, tt.accepted)
@@ -75,8 +76,8 @@ func TestOpenDiffOfAMissingFileIsANewFile(t *testing.T) {
 	c := connectReady(t, s)
 	path := filepath.Join(t.TempDir(), "new.txt")
 	wait := c.callTool("openDiff", diffArgs(path, "fresh\n", tabA))
-	if req := s.editor.waitOpened(t); !req.NewFile {
-		t.Errorf("DiffRequest.NewFile = false for a missing file")
+	if req := s.editor.waitOpened(t); !req.NewFile || req.Original != nil {
+		t.Errorf("DiffRequest of a missing file: NewFile %v, Original %q; want true, nil", req.NewFile, req.Original)
 	}
 	s.Decide(tabA, true, "fresh\n")
 	wantTexts(t, c.texts(wait()), "FILE_SAVED", "fresh\n")

@@ -76,7 +76,7 @@ func (s *Server) openDiff(ctx context.Context, c *client, req DiffRequest) (acce
 	if err != nil {
 		return false, "", err
 	}
-	req.NewFile = !existed
+	req.NewFile, req.Original = !existed, before
 	d := &diff{
 		req:     req,
 		owner:   c,

@@ -9,6 +9,7 @@ type DiffRequest struct {
 	NewPath  string // absolute
 	Contents string // the proposal, exact bytes
 	NewFile  bool   // OldPath does not exist on disk
+	Original []byte // OldPath's bytes when openDiff arrived (nil for a new file)
 }
 
 // Outcome is how a diff ended, as far as the editor's teardown cares.

@@ -12,7 +12,8 @@ M.defaults = {
   -- Keep the cursor where it was when a diff opens, instead of moving it to the proposal.
   keep_focus = false,
   diff = {
-    -- "vertical" (side by side) or "horizontal" (proposal below).
+    -- "vertical" (side by side), "horizontal" (proposal below) or "inline" (one
+    -- window: the proposal, with the removed lines shown above where they were).
     layout = "vertical",
     -- Always open diffs in a new tab (a new tab is used anyway when the current tab
     -- already shows a diff window).
@@ -22,6 +23,13 @@ M.defaults = {
   keymaps = {
     accept = "<leader>da",
     reject = "<leader>dq",
+    -- The hunk under the cursor (or the visual selection's hunks): keep it, or take
+    -- the original lines back.
+    accept_hunk = "<leader>dk",
+    reject_hunk = "<leader>dr",
+    -- Next and previous hunk in the inline layout (diff mode has its own ]c and [c).
+    next_hunk = "]c",
+    prev_hunk = "[c",
   },
   -- :McpDiffClaude
   terminal = {
@@ -76,11 +84,15 @@ local schema = {
   track_selection = { "boolean" },
   keep_focus = { "boolean" },
   diff = { "table" },
-  ["diff.layout"] = { one_of({ "vertical", "horizontal" }) },
+  ["diff.layout"] = { one_of({ "vertical", "horizontal", "inline" }) },
   ["diff.open_in_new_tab"] = { "boolean" },
   keymaps = { "table" },
   ["keymaps.accept"] = { string_or_false, "a string or false" },
   ["keymaps.reject"] = { string_or_false, "a string or false" },
+  ["keymaps.accept_hunk"] = { string_or_false, "a string or false" },
+  ["keymaps.reject_hunk"] = { string_or_false, "a string or false" },
+  ["keymaps.next_hunk"] = { string_or_false, "a string or false" },
+  ["keymaps.prev_hunk"] = { string_or_false, "a string or false" },
   terminal = { "table" },
   ["terminal.cmd"] = { "string" },
   ["terminal.args"] = { list_of_strings, "a list of strings" },

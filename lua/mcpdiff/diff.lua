@@ -1,14 +1,20 @@
--- The openDiff view: the real file on the left, the agent's proposal on the right.
+-- The openDiff view: the real file on the left, the agent's proposal on the right
+-- (diff mode), or in the inline layout the proposal alone in the user's window, with
+-- the removed lines drawn as virtual lines.
 --
 -- The Go side drives it: prepare() checks the file and makes the proposal buffer, Go
--- fills it with nvim_buf_set_lines, show() draws the view. The user's answer goes back
--- with rpcnotify (mcpdiff_accept / mcpdiff_reject); close() tears the view down when
--- the IDE server is done with the diff. Every view owns one augroup, its buffers and
--- its windows, and teardown removes all of them.
+-- fills it with nvim_buf_set_lines, show() draws the view (in the inline layout with
+-- the texts to diff, which Go sends along). The user's answer goes back with
+-- rpcnotify (mcpdiff_accept / mcpdiff_reject); close() tears the view down when the
+-- IDE server is done with the diff. Every view owns one augroup, its buffers and its
+-- windows, and teardown removes all of them. Hunk decisions (a range of
+-- :McpDiffAccept / :McpDiffReject) change only the proposal buffer.
 local M = {}
 
 local api = vim.api
 local bridge = require("mcpdiff.bridge")
+local hunks_mod = require("mcpdiff.diff_hunks")
+local marks = require("mcpdiff.diff_marks")
 
 local views = {} -- tab name -> view
 local staged = {} -- tab name -> {buf, req} between prepare() and show()
@@ -50,6 +56,14 @@ local function fire(event, data)
   if not ok then -- Neovim 0.7: no data field
     pcall(api.nvim_exec_autocmds, "User", { pattern = event, modeline = false })
   end
+end
+
+local function notify(msg, level)
+  vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
+end
+
+local function plural(n, word)
+  return n == 1 and ("1 " .. word) or (n .. " " .. word .. "s")
 end
 
 local function realpath(p)
@@ -106,7 +120,8 @@ end
 -- it created in view.
 local function pick_target(view)
   local tab = api.nvim_get_current_tabpage()
-  if cfg().diff.open_in_new_tab or tab_has_diff(tab) then
+  -- Diff mode is per tab: a side-by-side view needs a tab without other diffs.
+  if cfg().diff.open_in_new_tab or (not view.inline and tab_has_diff(tab)) then
     vim.cmd("tabnew")
     view.created_tab = api.nvim_get_current_tabpage()
     view.scratch_buf = api.nvim_get_current_buf() -- the empty buffer of :tabnew
@@ -229,9 +244,24 @@ local function hint_text(view)
     return "mcpdiff: accepted, waiting for the agent to write the file"
   end
   local km = cfg().keymaps
-  local accept = ":w" .. (km.accept and (" or " .. km.accept) or "") .. " accept"
-  local reject = ":q" .. (km.reject and (" or " .. km.reject) or "") .. " reject"
-  return "mcpdiff: " .. accept .. " · " .. reject
+  -- Keys as typed: <leader> is the user's leader (short enough for one line).
+  local leader = vim.g.mapleader == nil and "\\" or (vim.g.mapleader == " " and "<Space>" or vim.g.mapleader)
+  local function key(lhs)
+    return (lhs:gsub("<[Ll][Ee][Aa][Dd][Ee][Rr]>", function()
+      return leader
+    end))
+  end
+  local parts = {
+    ":w" .. (km.accept and (" or " .. key(km.accept)) or "") .. " accept",
+    ":q" .. (km.reject and (" or " .. key(km.reject)) or "") .. " reject",
+  }
+  if km.accept_hunk then
+    table.insert(parts, key(km.accept_hunk) .. " keep hunk")
+  end
+  if km.reject_hunk then
+    table.insert(parts, key(km.reject_hunk) .. " undo hunk")
+  end
+  return "mcpdiff: " .. table.concat(parts, " · ")
 end
 
 local function show_hint(view)
@@ -246,7 +276,7 @@ local function show_hint(view)
   end
 end
 
-local accept_view, reject_view
+local accept_view, reject_view, is_pending, schedule_refresh
 
 -- check_closed rejects the diff once no window shows its proposal any more
 -- (:q, :close, <C-w>c, :tabclose; claudecode.nvim #238).
@@ -254,6 +284,73 @@ local function check_closed(view)
   if #vim.fn.win_findbuf(view.buf) == 0 then
     reject_view(view)
   end
+end
+
+-- created_window tells whether the view made window w (a split or a tab of its own).
+local function created_window(view, w)
+  if view.created_tab and api.nvim_tabpage_is_valid(view.created_tab) and api.nvim_win_get_tabpage(w) == view.created_tab then
+    return true
+  end
+  return vim.tbl_contains(view.created_wins or {}, w)
+end
+
+-- restore_target shows in window w what the user's window showed before the view.
+local function restore_target(view, w)
+  local b = view.target_prev_buf
+  if not valid_buf(b) or b == view.buf then
+    b = (not view.new_file and M.file_buffer(view.path)) or api.nvim_create_buf(true, false)
+  end
+  api.nvim_win_set_buf(w, b)
+  if b == view.target_prev_buf then
+    api.nvim_win_call(w, function()
+      vim.fn.winrestview(view.target_prev_view)
+    end)
+  end
+  if has_winbar then
+    vim.wo[w].winbar = view.target_winbar or ""
+  end
+end
+
+-- Ex commands that quit Neovim as a whole.
+local QUIT_ALL = {}
+for _, name in ipairs({ "qa", "qal", "qall", "quita", "quital", "quitall", "wqa", "wqal", "wqall", "xa", "xal", "xall" }) do
+  QUIT_ALL[name] = true
+end
+
+-- quitting_all tells whether the command being run is a typed :qa (or :wqa, :xa): the
+-- newest entry of the command-line history.
+local function quitting_all()
+  local name = vim.fn.histget(":", -1):match("^[%s:]*(%a+)!?%s*$")
+  return name ~= nil and QUIT_ALL[name] == true
+end
+
+-- give_back_window handles :q (:wq, :x, ZZ, ZQ) in an inline view shown in the user's
+-- own window. Going ahead, :q would close that window, or quit Neovim when it is the
+-- last one. QuitPre cannot cancel a :q, but :q gives up when its window was closed:
+-- so a new window takes the old one's place, showing what it showed before, and the
+-- proposal (if still pending) is rejected.
+local function give_back_window(view)
+  local w = api.nvim_get_current_win()
+  -- Other windows (a split of the proposal, one the view made) just close.
+  if w ~= view.target_win or api.nvim_win_get_buf(w) ~= view.buf or created_window(view, w) or quitting_all() then
+    return
+  end
+  -- Closing a window gives its room to the next window, or the previous one with
+  -- 'splitbelow'/'splitright': split so that this is the new one. The sizes of all
+  -- windows are put back after ('equalalways' may change them on split and close).
+  local sizes = vim.fn.winrestcmd()
+  if pcall(vim.cmd, (vim.o.splitbelow or vim.o.splitright) and "aboveleft split" or "belowright split") then
+    local new = api.nvim_get_current_win()
+    restore_target(view, new)
+    if view.target_win == w then
+      view.target_win = new
+    end
+    api.nvim_win_close(w, true)
+    api.nvim_set_current_win(new)
+    vim.cmd(sizes)
+  end
+  -- Without room to split, :q closes the window, which rejects too.
+  reject_view(view)
 end
 
 local function set_autocmds(view)
@@ -280,25 +377,231 @@ local function set_autocmds(view)
       end)
     end,
   })
+  if view.inline then
+    api.nvim_create_autocmd("QuitPre", {
+      group = g,
+      callback = function()
+        give_back_window(view)
+      end,
+    })
+  end
+  -- Redraw the hunk marks after every change of the proposal, once per loop turn.
+  api.nvim_buf_attach(view.buf, false, {
+    on_lines = function()
+      if views[view.tab] ~= view then
+        return true -- detach
+      end
+      schedule_refresh(view)
+    end,
+  })
+end
+
+-- hunks_of returns the proposal's hunks against the original, and both sides
+-- (diff_hunks.side). new_text: the proposal's text when the caller has it.
+local function hunks_of(view, new_text)
+  local orig = view.orig -- inline: read once
+  if not orig then -- side by side: the original is the left window's buffer
+    orig = view.new_file and hunks_mod.none or hunks_mod.side(view.left_buf)
+  end
+  local new = hunks_mod.side(view.buf, new_text)
+  return hunks_mod.compute(orig, new), orig, new
+end
+
+-- refresh_marks redraws the hunk marks; it returns the hunks and the proposal's side
+-- when it computed them.
+local function refresh_marks(view, new_text)
+  if not valid_buf(view.buf) then
+    return
+  end
+  if not view.inline and next(view.kept) == nil then
+    marks.clear(view.buf) -- side by side, diff mode draws the rest
+    return
+  end
+  local hunks, orig, new = hunks_of(view, new_text)
+  marks.draw(view.buf, view, hunks, orig, new)
+  return hunks, new
+end
+
+-- Above this many lines, reading and diffing the proposal takes tens of milliseconds:
+-- the marks are redrawn once typing pauses rather than after every change (in the
+-- meantime they move with the text).
+local REFRESH_DEBOUNCE_LINES = 20000
+local REFRESH_DEBOUNCE_MS = 150
+
+function schedule_refresh(view)
+  if not view.inline and next(view.kept) == nil then
+    return -- side by side without kept hunks: no marks to follow the text
+  end
+  if api.nvim_buf_line_count(view.buf) > REFRESH_DEBOUNCE_LINES then
+    if not view.refresh_timer then
+      view.refresh_timer = vim.loop.new_timer()
+    end
+    view.refresh_timer:start(REFRESH_DEBOUNCE_MS, 0, function()
+      vim.schedule(function()
+        if views[view.tab] == view then
+          refresh_marks(view)
+        end
+      end)
+    end)
+    return
+  end
+  if view.refresh_pending then
+    return
+  end
+  view.refresh_pending = true
+  vim.schedule(function()
+    view.refresh_pending = false
+    if views[view.tab] == view then
+      refresh_marks(view)
+    end
+  end)
+end
+
+-- show_hunk puts the cursor of window w on line, the first of hunk h in the inline
+-- view. Removed lines drawn above the window's top line show only when the window
+-- scrolls them in (topfill, as for diff filler lines).
+local function show_hunk(w, h, line)
+  api.nvim_win_set_cursor(w, { line, 0 })
+  local above = h.a_count > 0 and (h.b_count > 0 or h.b_start + 1 == line)
+  api.nvim_win_call(w, function()
+    if above and vim.fn.line("w0") == line then
+      vim.fn.winrestview({ topline = line, topfill = h.a_count })
+    end
+  end)
+end
+
+-- jump moves the cursor to the next (dir 1) or previous (dir -1) hunk of the inline
+-- view, count times, as ]c and [c do in diff mode.
+local function jump(view, dir)
+  local hunks, _, new = hunks_of(view)
+  local at = api.nvim_win_get_cursor(0)[1]
+  local target
+  for _ = 1, vim.v.count1 do
+    local found
+    for i = dir > 0 and 1 or #hunks, dir > 0 and #hunks or 1, dir do
+      local line = hunks_mod.span(hunks[i], "b", new.count)
+      if (dir > 0 and line > at) or (dir < 0 and line < at) then
+        found = i
+        break
+      end
+    end
+    if not found then
+      break
+    end
+    target = found
+    at = hunks_mod.span(hunks[found], "b", new.count)
+  end
+  if target then
+    show_hunk(0, hunks[target], at)
+  end
+end
+
+-- decide_hunks keeps (accept) or takes back (reject) the hunks that lines
+-- line1..line2 touch, of the proposal (side "b") or of the original (side "a", the
+-- left window). Taking back puts the original lines into the proposal buffer, as one
+-- change that u undoes; keeping marks the hunks. The view stays open either way.
+local function decide_hunks(view, action, line1, line2, side)
+  if not is_pending(view) then
+    notify("this proposal is already " .. view.status .. "; its hunks can no longer change", vim.log.levels.WARN)
+    return
+  end
+  local hunks, orig, new = hunks_of(view)
+  local picked = hunks_mod.touched(hunks, side, line1, line2, side == "a" and orig.count or new.count)
+  local where = (line1 == line2 and ("line " .. line1) or ("lines " .. line1 .. "-" .. line2))
+    .. (side == "a" and " of the original" or "")
+  if #picked == 0 then
+    notify(
+      ("%s: no change of the proposal there, nothing to %s (%s)"):format(
+        where,
+        action == "accept" and "keep" or "take back",
+        #hunks == 0 and "the proposal equals the file" or (plural(#hunks, "hunk") .. " elsewhere")
+      ),
+      vim.log.levels.WARN
+    )
+    return
+  end
+  if action == "accept" then
+    for _, h in ipairs(picked) do
+      view.kept[hunks_mod.key(h, new)] = true
+    end
+    refresh_marks(view)
+    local open = 0
+    for _, h in ipairs(hunks) do
+      if not view.kept[hunks_mod.key(h, new)] then
+        open = open + 1
+      end
+    end
+    notify(("kept %s (%s); %s not decided yet"):format(plural(#picked, "hunk"), where, plural(open, "hunk")))
+    return
+  end
+  -- From the last hunk up, so that the line numbers of the others stay right.
+  for i = #picked, 1, -1 do
+    local h = picked[i]
+    local lines = orig.slice(h.a_start, h.a_count)
+    if new.count == 0 then
+      api.nvim_buf_set_lines(view.buf, 0, -1, true, lines)
+    elseif h.b_count > 0 then
+      api.nvim_buf_set_lines(view.buf, h.b_start - 1, h.b_start - 1 + h.b_count, true, lines)
+    else
+      api.nvim_buf_set_lines(view.buf, h.b_start, h.b_start, true, lines)
+    end
+  end
+  local left = #hunks - #picked
+  if left == 0 then
+    notify(("took back %s (%s): the proposal now equals the file; :w accepts it unchanged, :q rejects"):format(plural(#picked, "hunk"), where))
+  else
+    notify(("took back %s (%s); :w accepts the %s left"):format(plural(#picked, "hunk"), where, plural(left, "hunk")))
+  end
+end
+
+-- selected_lines returns the visual selection's lines (leaving Visual mode), else
+-- the cursor's line.
+local function selected_lines()
+  local mode = api.nvim_get_mode().mode
+  if mode == "v" or mode == "V" or mode == "\22" then
+    local a, b = vim.fn.line("v"), vim.fn.line(".")
+    vim.cmd("normal! " .. api.nvim_replace_termcodes("<Esc>", true, false, true))
+    return math.min(a, b), math.max(a, b)
+  end
+  local line = api.nvim_win_get_cursor(0)[1]
+  return line, line
 end
 
 local function set_keymaps(view)
   local km = cfg().keymaps
-  if km.accept then
-    vim.keymap.set("n", km.accept, function()
-      accept_view(view)
-    end, { buffer = view.buf, nowait = true, desc = "mcpdiff: accept the proposal" })
+  local function map(modes, lhs, fn, desc)
+    if lhs then
+      vim.keymap.set(modes, lhs, fn, { buffer = view.buf, nowait = true, desc = "mcpdiff: " .. desc })
+    end
   end
-  if km.reject then
-    vim.keymap.set("n", km.reject, function()
-      reject_view(view)
-    end, { buffer = view.buf, nowait = true, desc = "mcpdiff: reject the proposal" })
+  map("n", km.accept, function()
+    accept_view(view)
+  end, "accept the proposal")
+  map("n", km.reject, function()
+    reject_view(view)
+  end, "reject the proposal")
+  map({ "n", "x" }, km.accept_hunk, function()
+    local line1, line2 = selected_lines()
+    decide_hunks(view, "accept", line1, line2, "b")
+  end, "keep the hunk under the cursor (or the selection's)")
+  map({ "n", "x" }, km.reject_hunk, function()
+    local line1, line2 = selected_lines()
+    decide_hunks(view, "reject", line1, line2, "b")
+  end, "take the original lines back for the hunk under the cursor (or the selection's)")
+  if view.inline then
+    map({ "n", "x", "o" }, km.next_hunk, function()
+      jump(view, 1)
+    end, "next hunk")
+    map({ "n", "x", "o" }, km.prev_hunk, function()
+      jump(view, -1)
+    end, "previous hunk")
   end
 end
 
 local function detect_filetype(view)
-  if view.left_buf and vim.bo[view.left_buf].filetype ~= "" and not view.new_file then
-    return vim.bo[view.left_buf].filetype
+  local b = view.left_buf or (not view.new_file and M.file_buffer(view.path)) or nil
+  if b and vim.bo[b].filetype ~= "" and not view.new_file then
+    return vim.bo[b].filetype
   end
   local ok, ft = pcall(vim.filetype.match, { filename = view.path })
   if ok and type(ft) == "string" then
@@ -344,7 +647,7 @@ end
 
 -- prepare starts an openDiff: it refuses a file whose buffer has unsaved changes and
 -- creates the (empty) proposal buffer. req: {tab, path, new_file, dos, bomb}.
--- Returns {buf = n} or {error = "dirty"}.
+-- Returns {buf = n, texts = true when show() wants the texts} or {error = "dirty"}.
 function M.prepare(req)
   if views[req.tab] then
     M.close(req.tab, "replaced")
@@ -356,23 +659,67 @@ function M.prepare(req)
       return { error = "dirty" }
     end
   end
+  local inline = cfg().diff.layout == "inline"
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].undolevels = -1 -- the initial text is not an undo step
-  staged[req.tab] = { buf = buf, req = req }
-  return { buf = buf }
+  staged[req.tab] = { buf = buf, inline = inline, req = req }
+  return { buf = buf, texts = inline or nil }
+end
+
+local function wipe(b)
+  if valid_buf(b) then
+    pcall(api.nvim_buf_delete, b, { force = true })
+  end
 end
 
 -- abort drops a prepared proposal buffer that was never shown.
 function M.abort(tab)
   local s = staged[tab]
   staged[tab] = nil
-  if s and valid_buf(s.buf) then
-    pcall(api.nvim_buf_delete, s.buf, { force = true })
+  if s then
+    wipe(s.buf)
+  end
+end
+
+-- show_side_by_side draws the original in the target window and the proposal in a
+-- split beside (or below) it, both in diff mode.
+local function show_side_by_side(view, target, req)
+  view.left_buf = show_original(view, target)
+  view.left_win = target
+  setup_proposal(view, req)
+  vim.cmd(cfg().diff.layout == "horizontal" and "belowright split" or "belowright vsplit")
+  view.prop_win = api.nvim_get_current_win()
+  api.nvim_win_set_buf(view.prop_win, view.buf)
+  if not vim.o.scrollopt:find("hor", 1, true) then
+    vim.opt.scrollopt:append("hor") -- as :diffthis does
+  end
+  local fold = api.nvim_buf_line_count(view.buf) <= FOLD_MAX_LINES
+  view.left_options = enter_diff_mode(view.left_win, fold)
+  enter_diff_mode(view.prop_win, fold)
+  goto_first_change(view)
+  if has_winbar then
+    vim.wo[view.left_win].winbar = " " .. escape_statusline(vim.fn.fnamemodify(view.path, ":~:.")) .. " (original)"
+  end
+end
+
+-- show_inline puts the proposal in the target window itself, with its hunks drawn
+-- as marks. texts: {orig, prop}, both sides' texts as diff_hunks.text makes them.
+local function show_inline(view, target, req, texts)
+  view.orig = texts.orig and hunks_mod.text_side(texts.orig) or hunks_mod.none
+  setup_proposal(view, req)
+  api.nvim_set_current_win(target)
+  api.nvim_win_set_buf(target, view.buf)
+  view.prop_win = target
+  local hunks, new = refresh_marks(view, texts.prop)
+  if hunks[1] then
+    show_hunk(target, hunks[1], hunks_mod.span(hunks[1], "b", new.count))
   end
 end
 
 -- show draws the diff view of a prepared tab; the proposal lines are already set.
-function M.show(tab)
+-- texts: in the inline layout, {orig = text, prop = text} as diff_hunks.text makes
+-- them (Go has them at hand; Lua would take tens of milliseconds to build them).
+function M.show(tab, texts)
   local s = staged[tab]
   if not s then
     error("mcpdiff: no prepared diff named " .. tab, 0)
@@ -385,8 +732,10 @@ function M.show(tab)
     tab = tab,
     path = req.path,
     new_file = req.new_file,
+    inline = s.inline,
     buf = s.buf,
     status = "pending",
+    kept = {}, -- hunk keys (diff_hunks.key) the user kept
     prev_win = api.nvim_get_current_win(),
     prev_tab = api.nvim_get_current_tabpage(),
   }
@@ -395,27 +744,19 @@ function M.show(tab)
   by_buf[view.buf] = tab
   local ok, err = pcall(function()
     local target = pick_target(view)
-    view.left_prev_buf = api.nvim_win_get_buf(target)
-    view.left_prev_view = api.nvim_win_call(target, vim.fn.winsaveview)
-    view.left_buf = show_original(view, target)
-    view.left_win = target
-    setup_proposal(view, req)
-    vim.cmd(cfg().diff.layout == "horizontal" and "belowright split" or "belowright vsplit")
-    view.prop_win = api.nvim_get_current_win()
-    api.nvim_win_set_buf(view.prop_win, view.buf)
-    if not vim.o.scrollopt:find("hor", 1, true) then
-      vim.opt.scrollopt:append("hor") -- as :diffthis does
-    end
-    local fold = api.nvim_buf_line_count(view.buf) <= FOLD_MAX_LINES
-    view.left_options = enter_diff_mode(view.left_win, fold)
-    enter_diff_mode(view.prop_win, fold)
-    goto_first_change(view)
+    view.target_win = target
+    view.target_prev_buf = api.nvim_win_get_buf(target)
+    view.target_prev_view = api.nvim_win_call(target, vim.fn.winsaveview)
     if has_winbar then
       -- The window's own value ("" = the global one), to give it back unchanged.
-      view.left_winbar = api.nvim_win_call(view.left_win, function()
+      view.target_winbar = api.nvim_win_call(target, function()
         return api.nvim_eval("&l:winbar")
       end)
-      vim.wo[view.left_win].winbar = " " .. escape_statusline(vim.fn.fnamemodify(view.path, ":~:.")) .. " (original)"
+    end
+    if view.inline then
+      show_inline(view, target, req, texts or {})
+    else
+      show_side_by_side(view, target, req)
     end
     show_hint(view)
     set_autocmds(view)
@@ -470,12 +811,6 @@ local function close_window(w)
   api.nvim_win_set_buf(w, empty)
 end
 
-local function wipe(b)
-  if valid_buf(b) then
-    pcall(api.nvim_buf_delete, b, { force = true })
-  end
-end
-
 local function displayed(b)
   return #vim.fn.win_findbuf(b) > 0
 end
@@ -489,23 +824,21 @@ local function teardown(view, reason)
   local was_current = cur == view.prop_win or cur == view.left_win
   if valid_win(view.left_win) and view.left_options then
     leave_diff_mode(view.left_win, view.left_options)
-    if has_winbar then
-      vim.wo[view.left_win].winbar = view.left_winbar or ""
-    end
   end
+  local target = view.target_win
   if view.created_tab and api.nvim_tabpage_is_valid(view.created_tab) then
     for _, w in ipairs(api.nvim_tabpage_list_wins(view.created_tab)) do
       close_window(w)
     end
   else
-    -- Give the user's window back what it showed before, where it was.
-    if valid_win(view.left_win) and valid_buf(view.left_prev_buf) then
-      if view.left_prev_buf ~= api.nvim_win_get_buf(view.left_win) then
-        api.nvim_win_set_buf(view.left_win, view.left_prev_buf)
+    -- Give the user's window back what it showed before, where it was (in the inline
+    -- layout, unless the user has moved on to another buffer in it).
+    if valid_win(target) then
+      if not view.inline or api.nvim_win_get_buf(target) == view.buf then
+        restore_target(view, target)
+      elseif has_winbar then
+        vim.wo[target].winbar = view.target_winbar or ""
       end
-      api.nvim_win_call(view.left_win, function()
-        vim.fn.winrestview(view.left_prev_view)
-      end)
     end
     for _, w in ipairs(view.created_wins or {}) do
       close_window(w)
@@ -515,6 +848,10 @@ local function teardown(view, reason)
     close_window(w)
   end
   wipe(view.buf)
+  if view.refresh_timer then
+    view.refresh_timer:stop()
+    view.refresh_timer:close()
+  end
   if view.placeholder then
     for _, w in ipairs(vim.fn.win_findbuf(view.placeholder)) do
       close_window(w)
@@ -536,20 +873,22 @@ end
 
 -- is_pending tells whether view is still shown and waiting for the user (a view
 -- replaced by a diff of the same tab name is not).
-local function is_pending(view)
+function is_pending(view)
   return views[view.tab] == view and view.status == "pending"
 end
 
 -- accept_view answers FILE_SAVED: the Go side sends the proposal's exact bytes, or
--- rebuilds the text from the buffer when the user changed it.
+-- rebuilds the text from the buffer when the user changed it (an empty buffer, with
+-- not even one empty line, is the empty text).
 function accept_view(view)
   if not is_pending(view) then
     return
   end
   view.status = "accepted"
   local changed = api.nvim_buf_get_changedtick(view.buf) ~= view.tick
+  local empty = changed and hunks_mod.is_empty(view.buf)
   vim.bo[view.buf].modified = false
-  bridge.notify_go("mcpdiff_accept", view.tab, changed)
+  bridge.notify_go("mcpdiff_accept", view.tab, changed, empty)
   show_hint(view)
 end
 
@@ -568,20 +907,41 @@ function reject_view(view)
   end)
 end
 
--- accept accepts the diff shown under a tab name (:McpDiffAccept).
-function M.accept(tab)
+-- side_of_current tells which side of view the cursor is in: "a" in the original's
+-- window of a side-by-side view, else "b" (the proposal).
+local function side_of_current(view)
+  if api.nvim_get_current_win() == view.left_win and api.nvim_get_current_buf() ~= view.buf then
+    return "a"
+  end
+  return "b"
+end
+
+-- answer decides the diff shown under a tab name: the whole proposal, or with range
+-- {line1, line2} the hunks those lines touch. action: "accept" or "reject".
+local function answer(action, tab, range)
   local view = views[tab]
-  if view then
+  if not view then
+    return
+  end
+  if range then
+    decide_hunks(view, action, range[1], range[2], side_of_current(view))
+  elseif action == "accept" then
     accept_view(view)
+  else
+    reject_view(view)
   end
 end
 
--- reject rejects the diff shown under a tab name (:McpDiffReject).
-function M.reject(tab)
-  local view = views[tab]
-  if view then
-    reject_view(view)
-  end
+-- accept implements :McpDiffAccept in a diff view: accept the proposal, or with a
+-- range keep its hunks there.
+function M.accept(tab, range)
+  answer("accept", tab, range)
+end
+
+-- reject implements :McpDiffReject in a diff view: reject the proposal, or with a
+-- range take the original lines back for its hunks there.
+function M.reject(tab, range)
+  answer("reject", tab, range)
 end
 
 -- close tears a view down without answering (the IDE server already did).

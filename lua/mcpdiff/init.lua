@@ -34,27 +34,27 @@ function M.setup(opts)
   return true
 end
 
--- accept implements :McpDiffAccept [ID]: the proposal of the current diff view, else
--- recorded history edits (ID, else the pending edits of the current file).
-function M.accept(id)
+-- decide dispatches :McpDiffAccept / :McpDiffReject. In a diff view (no ID) it answers
+-- for the proposal, or with a range { line1, line2 } for the proposal's hunks there;
+-- elsewhere it decides recorded history edits (ID, else the current file's).
+local function decide(action, id, range)
   local diff = require("mcpdiff.diff")
   local tab = (id == nil or id == "") and diff.current() or nil
   if tab then
-    diff.accept(tab)
+    diff[action](tab, range)
     return
   end
-  require("mcpdiff.history").resolve("accept", id)
+  require("mcpdiff.history").resolve(action, id)
 end
 
--- reject implements :McpDiffReject [ID], like accept.
-function M.reject(id)
-  local diff = require("mcpdiff.diff")
-  local tab = (id == nil or id == "") and diff.current() or nil
-  if tab then
-    diff.reject(tab)
-    return
-  end
-  require("mcpdiff.history").resolve("reject", id)
+-- accept implements :[range]McpDiffAccept [ID].
+function M.accept(id, range)
+  decide("accept", id, range)
+end
+
+-- reject implements :[range]McpDiffReject [ID].
+function M.reject(id, range)
+  decide("reject", id, range)
 end
 
 -- send implements :McpDiffSend: an @-mention of the file (and lines) for Claude Code.
