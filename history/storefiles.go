@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 )
 
 // storeFiles is the store's folder opened as an *os.Root. Every read and write of
@@ -26,10 +27,35 @@ type storeFiles struct {
 
 func (f storeFiles) abs(name string) string { return f.dir + "/" + name }
 
+// fail explains a failed operation on the store file name: the path at fault, the
+// cause without os.Root's own prefix, and what to do about it.
+func (f storeFiles) fail(op, name string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	cause := err
+	if errors.As(err, &pe) {
+		cause = pe.Err
+	} else if errors.As(err, &le) {
+		cause = le.Err
+	}
+	hint := ""
+	switch {
+	case errors.Is(cause, syscall.ENOSPC) || errors.Is(cause, syscall.EDQUOT):
+		hint = "; free some space on that disk and try again"
+	case errors.Is(cause, syscall.EROFS):
+		hint = "; the file system is read-only"
+	case errors.Is(cause, fs.ErrPermission):
+		hint = "; check the permissions of " + f.abs(path.Dir(name))
+	case strings.HasSuffix(cause.Error(), "path escapes from parent"):
+		hint = " (a symlink on the way leads out of the edit history; remove it)"
+	}
+	return fmt.Errorf("cannot %s %s: %w%s", op, f.abs(name), cause, hint)
+}
+
 func (f storeFiles) readFile(name string) ([]byte, error) {
 	b, err := f.root.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+		return nil, f.fail("read", name, err)
 	}
 	return b, nil
 }
@@ -41,7 +67,7 @@ func (f storeFiles) readDir(name string) ([]fs.DirEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+		return nil, f.fail("read", name, err)
 	}
 	return names, nil
 }
@@ -54,7 +80,7 @@ func (f storeFiles) exists(name string) bool {
 // mkdirs creates the folder holding name.
 func (f storeFiles) mkdirs(name string) error {
 	if err := f.root.MkdirAll(path.Dir(name), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", f.abs(path.Dir(name)), err)
+		return f.fail("create", path.Dir(name), err)
 	}
 	return nil
 }
@@ -74,7 +100,7 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 		return f.writeNew(name, data, true)
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", f.abs(name), err)
+		return f.fail("write", name, err)
 	}
 	_, err = file.Write(data)
 	if cerr := file.Close(); err == nil {
@@ -82,7 +108,7 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 	}
 	if err != nil {
 		_ = f.root.Remove(name)
-		return fmt.Errorf("write %s: %w", f.abs(name), err)
+		return f.fail("write", name, err)
 	}
 	return nil
 }
@@ -100,7 +126,10 @@ func (f storeFiles) writeAtomic(name string, data []byte) error {
 	}
 	if err != nil {
 		_ = f.root.Remove(tmp)
-		return fmt.Errorf("write %s: %w", f.abs(name), err)
+		if strings.HasPrefix(err.Error(), "cannot ") { // names its path already
+			return err
+		}
+		return f.fail("write", name, err)
 	}
 	return nil
 }
@@ -128,7 +157,11 @@ func (f storeFiles) readLog(name string) ([]logLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := string(b) // entries are decoded as slices of this one string
+	return parseLog(string(b)), nil
+}
+
+// parseLog splits a log into its lines; entries are decoded as slices of data.
+func parseLog(data string) []logLine {
 	var out []logLine
 	for len(data) > 0 {
 		i := strings.IndexByte(data, '\n')
@@ -148,7 +181,7 @@ func (f storeFiles) readLog(name string) ([]logLine, error) {
 		}
 		out = append(out, l)
 	}
-	return out, nil
+	return out
 }
 
 func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
@@ -157,7 +190,7 @@ func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+		return nil, nil, f.fail("read", name, err)
 	}
 	defer file.Close()
 	var out []*Marker
@@ -169,7 +202,7 @@ func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
 			break // a torn last line is ignored
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+			return nil, nil, f.fail("read", name, err)
 		}
 		var m Marker
 		if json.Unmarshal(line, &m) != nil || m.FilePath == "" {
@@ -196,21 +229,21 @@ func (f storeFiles) appendLine(name string, v any) (prevSize int64, err error) {
 func (f storeFiles) appendRaw(name string, line []byte) (prevSize int64, err error) {
 	file, err := f.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", f.abs(name), err)
+		return 0, f.fail("open", name, err)
 	}
 	defer file.Close()
 	size, err := file.Seek(0, io.SeekEnd)
 	if err != nil {
-		return 0, err
+		return 0, f.fail("read", name, err)
 	}
 	if size > 0 {
 		if size, err = cutTornLine(file, size); err != nil {
-			return 0, fmt.Errorf("repair %s: %w", f.abs(name), err)
+			return 0, f.fail("repair", name, err)
 		}
 	}
 	if _, err := file.WriteAt(line, size); err != nil {
 		_ = file.Truncate(size)
-		return 0, fmt.Errorf("append to %s: %w", f.abs(name), err)
+		return 0, f.fail("append to", name, err)
 	}
 	return size, nil
 }

@@ -139,11 +139,14 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if a.file != "" {
 		f.File = absFile(a.file)
 	}
-	list, err := store.List(f)
+	list, err := store.Review(context.Background(), f)
 	if err != nil {
 		return refused(stderr, err)
 	}
 	warn(stderr, list.Warnings)
+	for _, d := range list.Drifts {
+		warn(stderr, []string{driftWarning(store.Rel(d.Path))})
+	}
 	if a.json {
 		if err := history.WriteJSON(stdout, list.Entries); err != nil {
 			return refused(stderr, err)
@@ -236,6 +239,12 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "rebuilt %s\n", store.Rel(f))
 	}
 	return exitOK
+}
+
+// driftWarning says that a file differs from its history, and the ways out.
+func driftWarning(rel string) string {
+	return fmt.Sprintf("%s differs from its recorded state (changed outside mcpdiff since its last recorded edit): "+
+		"the next agent edit of it records the change as yours; to put the recorded state back, run `mcpdiff accept --force --file %s` (which also accepts its pending edits)", rel, rel)
 }
 
 // decideFailed reports a refused accept/reject: the difference first when files
