@@ -95,9 +95,9 @@ func (d *dropSet) has(conv string) bool {
 
 // journal builds a plan and what it stages.
 type journal struct {
-	s      *Store
-	p      plan
-	stage  []stagedFile
+	s       *Store
+	p       plan
+	stage   []stagedFile
 	appends map[string]int // store file → index in p.Appends
 }
 
@@ -162,7 +162,9 @@ func (j *journal) appendTo(name string, data []byte) error {
 	return nil
 }
 
-func (j *journal) empty() bool { return len(j.p.Appends) == 0 && len(j.p.Puts) == 0 && len(j.p.Removes) == 0 }
+func (j *journal) empty() bool {
+	return len(j.p.Appends) == 0 && len(j.p.Puts) == 0 && len(j.p.Removes) == 0
+}
 
 // errNoUndo marks a failure after a removal had begun: the plan is finished later,
 // not undone.
