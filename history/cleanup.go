@@ -246,27 +246,36 @@ func (plan *cleanup) forget(all []*lineage) []string {
 }
 
 // commitCleanup removes what drop names, and the heads of the paths in forget,
-// through the journal: rebuilds.log and heads.log are rewritten without them, then
-// the conversations' logs, diffs and checkpoints are removed. Called with the lock held.
+// through the journal. Called with the lock held.
 func (s *Store) commitCleanup(drop *dropSet, forget []string) error {
+	j, err := s.cleanupJournal(drop, forget)
+	if err == nil {
+		_, err = j.commit()
+	}
+	return err
+}
+
+// cleanupJournal stages a cleanup: rebuilds.log and heads.log are rewritten without
+// what it drops, then the conversations' logs, diffs and checkpoints are removed.
+func (s *Store) cleanupJournal(drop *dropSet, forget []string) (*journal, error) {
 	j := s.newJournal(fmt.Sprintf("cleanup of %d conversation(s)", len(drop.Conversations)))
 	j.p.Drop = drop
 	var removes []string
 	if len(drop.Markers) > 0 {
 		old, err := s.files.readFile("rebuilds.log")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		markers, _, err := s.files.readMarkers("rebuilds.log")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var buf []byte
 		for _, m := range markers {
 			if !drop.Markers[m.Seq] {
 				line, err := jsonLine(m)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				buf = append(buf, line...)
 			} else if m.DiffFile != nil && strings.HasPrefix(*m.DiffFile, "rebuilds/") && filepath.IsLocal(*m.DiffFile) {
@@ -282,7 +291,7 @@ func (s *Store) commitCleanup(drop *dropSet, forget []string) error {
 		}
 		newLog, old, err := s.heads.without(paths)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		j.putStore(headsLog, old, newLog)
 	}
@@ -295,8 +304,7 @@ func (s *Store) commitCleanup(drop *dropSet, forget []string) error {
 	}
 	// Logs first: a conversation whose log is gone is gone, whatever else is left.
 	j.p.Removes = append(append(logs, folders...), removes...)
-	_, err := j.commit()
-	return err
+	return j, nil
 }
 
 // legacyCleanup is where mcpdiff before the journal kept a cleanup in progress.

@@ -24,11 +24,11 @@ type Selection struct {
 	File         string   // the pending edits of this file (absolute path)
 }
 
-// Outcome is what a decision did.
+// Outcome is what a decision did. A failed decision's outcome holds only warnings.
 type Outcome struct {
 	Edits    []string // edits whose status changed
 	Files    []string // files rewritten, created or removed on disk
-	Warnings []string // corrupted log lines that were skipped
+	Warnings []string // corrupted log lines skipped; what recovering an interrupted decision found
 }
 
 // Drift is a file that changed outside mcpdiff since its last recorded state.
@@ -54,7 +54,8 @@ func (e *ExternalChangeError) Error() string {
 // accepting a rejected edit puts it back. Every file the selected edits touched is
 // checked against its recorded state first, even when no status changes. Nothing
 // changes if any file would conflict, or (unless force) if a file was changed
-// outside mcpdiff. The decision is carried out all or nothing (journal.go).
+// outside mcpdiff. The decision is carried out all or nothing (journal.go). The
+// outcome is never nil, even with an error.
 func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool) (*Outcome, error) {
 	if to != Accepted && to != Rejected {
 		return nil, fmt.Errorf("can only accept or reject, not %q", to)
@@ -64,15 +65,31 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 		return nil, err
 	}
 	defer unlock()
+	j, out, err := s.decision(sel, to, force)
+	if err != nil {
+		return out, err
+	}
+	notes, err := j.commit()
+	out.Warnings = append(out.Warnings, notes...)
+	if err != nil {
+		return &Outcome{Warnings: out.Warnings}, err
+	}
+	return out, nil
+}
+
+// decision works out what Decide does, as a journal ready to commit, and the outcome
+// it will have. Called with the lock held.
+func (s *Store) decision(sel Selection, to Status, force bool) (*journal, *Outcome, error) {
+	out := &Outcome{Warnings: s.takeNotes()}
 	snap, err := s.load()
 	if err != nil {
-		return nil, err
+		return nil, out, err
 	}
+	out.Warnings = append(out.Warnings, snap.warnings...)
 	picked, err := selectEntries(snap, sel)
 	if err != nil {
-		return nil, err
+		return nil, out, err
 	}
-	out := &Outcome{Warnings: append(s.takeNotes(), snap.warnings...)}
 	next := map[string]Status{}
 	for _, e := range picked {
 		if e.Status != to {
@@ -88,21 +105,16 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 	}
 	plan, err := s.plan(snap, touchedLineages(snap, picked, sel.File), next, status, force)
 	if err != nil {
-		return nil, err
+		return nil, &Outcome{Warnings: out.Warnings}, err
 	}
 	j := s.newJournal(describeDecision(to, out.Edits))
 	if err := s.stageDecision(j, snap, next, plan); err != nil {
-		return nil, err
-	}
-	notes, err := j.commit()
-	out.Warnings = append(out.Warnings, notes...)
-	if err != nil {
-		return nil, err
+		return nil, &Outcome{Warnings: out.Warnings}, err
 	}
 	for _, f := range plan {
 		out.Files = append(out.Files, f.written()...)
 	}
-	return out, nil
+	return j, out, nil
 }
 
 // describeDecision names a decision in messages.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // A decision (accept, reject, cleanup) changes several files at once: users'
@@ -174,18 +175,31 @@ var errNoUndo = errors.New("cannot be undone")
 // failure, nothing is left changed unless the error says otherwise. It returns notes
 // on files it found changed by someone else and left alone. Called with the lock held.
 func (j *journal) commit() (notes []string, err error) {
-	s := j.s
 	if j.empty() {
 		return nil, nil
 	}
-	defer s.forgetCaches()
+	defer j.s.forgetCaches()
+	if err := j.prepare(); err != nil {
+		return nil, err
+	}
+	// The decision is committed: from here on it is finished, or undone.
+	notes, err = j.s.forward(&j.p)
+	if err != nil {
+		return notes, j.s.undo(&j.p, err)
+	}
+	return notes, j.s.closeJournal()
+}
+
+// prepare stages the plan's files and writes the plan: its commit point.
+func (j *journal) prepare() error {
+	s := j.s
 	if err := s.clearJournal(); err != nil {
-		return nil, fmt.Errorf("%w; nothing was changed", err)
+		return fmt.Errorf("%w; nothing was changed", err)
 	}
 	for _, f := range j.stage {
 		if err := s.files.writeStaged(f); err != nil {
 			_ = s.clearJournal()
-			return nil, fmt.Errorf("staging %s: %w; nothing was changed", f.what, err)
+			return fmt.Errorf("staging %s: %w; nothing was changed", f.what, err)
 		}
 	}
 	b, err := json.Marshal(&j.p)
@@ -199,14 +213,9 @@ func (j *journal) commit() (notes []string, err error) {
 	}
 	if err != nil {
 		_ = s.clearJournal()
-		return nil, fmt.Errorf("%w; nothing was changed", err)
+		return fmt.Errorf("%w; nothing was changed", err)
 	}
-	// The decision is committed: from here on it is finished, or undone.
-	notes, err = s.forward(&j.p)
-	if err != nil {
-		return notes, s.undo(&j.p, err)
-	}
-	return notes, s.closeJournal()
+	return nil
 }
 
 // undo takes back a plan whose application failed with cause, and says so.
@@ -315,7 +324,7 @@ func (s *Store) backward(p *plan) (notes []string, err error) {
 // again is harmless.
 func (s *Store) installStore(src, name string) error {
 	if src == "" {
-		if err := s.files.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.files.root.Remove(name); err != nil && !gone(err) {
 			return s.files.fail("remove", name, err)
 		}
 		return nil
@@ -355,7 +364,7 @@ func (s *Store) installFile(op *putOp, from, to, src string) (note string, err e
 		return fmt.Sprintf("%s was changed by someone else meanwhile and was left as it is", s.rel(op.Path)), nil
 	}
 	if src == "" {
-		if err := s.workspace.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.workspace.Remove(rel); err != nil && !gone(err) {
 			return "", err
 		}
 		return "", nil
@@ -389,6 +398,11 @@ func (s *Store) hashOnDisk(rel string) (string, error) {
 		return "", err
 	}
 	return hashBytes(b), nil
+}
+
+// gone reports whether err says there is no file to remove.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // clearJournal empties the journal for a new decision (it holds no plan).

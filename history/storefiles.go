@@ -79,6 +79,9 @@ func (f storeFiles) exists(name string) bool {
 
 // mkdirs creates the folder holding name.
 func (f storeFiles) mkdirs(name string) error {
+	if path.Dir(name) == "." {
+		return nil
+	}
 	if err := f.root.MkdirAll(path.Dir(name), 0o700); err != nil {
 		return f.fail("create", path.Dir(name), err)
 	}

@@ -218,10 +218,10 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		sel.File = absFile(a.file)
 	}
 	out, err := store.Decide(context.Background(), sel, to, a.force)
+	warn(stderr, out.Warnings)
 	if err != nil {
 		return decideFailed(stdout, stderr, a.json, err)
 	}
-	warn(stderr, out.Warnings)
 	if a.json {
 		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "files": nonNil(out.Files)})
 		return exitOK
