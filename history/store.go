@@ -244,12 +244,16 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	return unlock, nil
 }
 
-// sweepTemp removes temp files left by a writer that was killed. Only called with the
-// lock held: other writers stage their files only while holding it.
+// sweepTemp removes temp files left by a writer that was killed, and what a decision
+// killed before its commit staged. Only called with the lock held: other writers
+// stage their files only while holding it.
 func (s *Store) sweepTemp() {
 	names, _ := s.files.readDir("tmp")
 	for _, n := range names {
 		_ = s.files.root.Remove("tmp/" + n.Name())
+	}
+	if !s.files.exists(planName) {
+		_ = s.files.root.RemoveAll(journalDir)
 	}
 }
 

@@ -45,7 +45,11 @@ func (f storeFiles) fail(op, name string, err error) error {
 	case errors.Is(cause, syscall.EROFS):
 		hint = "; the file system is read-only"
 	case errors.Is(cause, fs.ErrPermission):
-		hint = "; check the permissions of " + f.abs(path.Dir(name))
+		folder := f.dir
+		if d := path.Dir(name); d != "." {
+			folder = f.abs(d)
+		}
+		hint = "; check the permissions of " + folder
 	case strings.HasSuffix(cause.Error(), "path escapes from parent"):
 		hint = " (a symlink on the way leads out of the edit history; remove it)"
 	}
