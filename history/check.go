@@ -60,7 +60,7 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 	_, owner := lineages(snap)
 	paths := make([]string, 0, len(owner))
 	for p := range owner {
-		if only == nil || only[p] {
+		if _, err := s.relPath(p); err == nil && (only == nil || only[p]) { // a moved workspace's old paths cannot be checked
 			paths = append(paths, p)
 		}
 	}

@@ -108,7 +108,10 @@ type stagedFile struct {
 	what string // for messages: "the new content of a.txt"
 	data []byte
 	mode fs.FileMode
-	link string // a store file to hard link instead of copying data, when possible
+	// A store file, or a workspace file (absolute), to hard link instead of copying
+	// data, when the file system allows: no space needed. The file it links is
+	// replaced by rename, never written in place, so the link keeps its content.
+	link, linkFile string
 }
 
 func (s *Store) newJournal(what string) *journal {
@@ -128,7 +131,7 @@ func (j *journal) putFile(path string, old, new *[]byte, oldMode, mode fs.FileMo
 	op := putOp{Path: path}
 	if old != nil {
 		op.Before = hashBytes(*old)
-		op.Old = j.stageFile(stagedFile{what: "a copy of " + rel, data: *old, mode: oldMode})
+		op.Old = j.stageFile(stagedFile{what: "a copy of " + rel, data: *old, mode: oldMode, linkFile: path})
 	}
 	if new != nil {
 		op.After = hashBytes(*new)
@@ -197,7 +200,7 @@ func (j *journal) prepare() error {
 		return fmt.Errorf("%w; nothing was changed", err)
 	}
 	for _, f := range j.stage {
-		if err := s.files.writeStaged(f); err != nil {
+		if err := s.writeStaged(f); err != nil {
 			_ = s.clearJournal()
 			return fmt.Errorf("staging %s: %w; nothing was changed", f.what, err)
 		}
@@ -449,12 +452,20 @@ func (s *Store) pendingDrop() (*dropSet, error) {
 	return p.Drop, nil
 }
 
-// writeStaged writes one journal file: a hard link to f.link when it can (no copy,
-// no space needed), else f.data with mode f.mode.
-func (f storeFiles) writeStaged(sf stagedFile) error {
-	if sf.link != "" && f.root.Link(sf.link, sf.name) == nil {
+// writeStaged writes one journal file: a hard link when it can, else a copy.
+func (s *Store) writeStaged(sf stagedFile) error {
+	if sf.link != "" && s.files.root.Link(sf.link, sf.name) == nil {
 		return nil
 	}
+	if rel, err := s.relPath(sf.linkFile); sf.linkFile != "" && err == nil &&
+		s.workspace.LinkFile(rel, filepath.Join(filepath.FromSlash(Dir), filepath.FromSlash(sf.name))) == nil {
+		return nil
+	}
+	return s.files.writeStaged(sf)
+}
+
+// writeStaged writes sf.data to the journal file sf.name with mode sf.mode.
+func (f storeFiles) writeStaged(sf stagedFile) error {
 	if err := f.writeNew(sf.name, sf.data, false); err != nil {
 		return err
 	}

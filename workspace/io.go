@@ -369,6 +369,22 @@ func (r *Root) Install(src, rel string) error {
 	return nil
 }
 
+// LinkFile gives the regular file rel a second name dst (relative to the root:
+// the edit history keeps what a rebuild replaces this way, without a copy).
+func (r *Root) LinkFile(rel, dst string) error {
+	info, err := r.dir.Lstat(rel)
+	if err != nil {
+		return osError("link", rel, r, err)
+	}
+	if err := refuseNonRegular("link", rel, info); err != nil {
+		return err
+	}
+	if err := linkInRoot(r.dir, rel, dst); err != nil {
+		return osError("link", rel, r, err)
+	}
+	return nil
+}
+
 // copyInto is Install across file systems: src's content and mode go to rel
 // through a temp file next to it.
 func (r *Root) copyInto(src, rel string) error {

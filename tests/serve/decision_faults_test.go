@@ -551,3 +551,75 @@ func (c *faultCase) diskFullAtEveryWrite(t *testing.T) {
 		t.Logf("%s: %d of its writes failed in turn; %d of those failed the decision, which changed nothing", c.name, c.stepsOf["write"]+c.stepsOf["pwrite64"]+c.stepsOf["linkat"]+c.stepsOf["renameat"]+c.stepsOf["mkdirat"], failed)
 	}
 }
+
+// A real full disk: the workspaces on a small tmpfs (the tests must run as root to
+// mount it), and a file filling it up to leave 0, 1, 2... pages free, until the
+// decision succeeds at three levels in a row. At every level the decision is done
+// or changed nothing, its error names the path whose write failed, and the next
+// command still works on the full disk.
+func TestDecisionOnAFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mnt := realDir(t, t.TempDir())
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	for _, c := range faultCases(t, mnt, 3000) {
+		c.fullDisk(t, filepath.Join(mnt, "filler"))
+	}
+}
+
+func (c *faultCase) fullDisk(t *testing.T, filler string) {
+	t.Helper()
+	inARow, failed, pages := 0, 0, 0
+	for ; inARow < 3; pages++ {
+		if pages > 400 {
+			t.Fatalf("%s: still failing with %d pages free", c.name, pages)
+		}
+		c.restore(t)
+		fillUp(t, filler, pages)
+		_, errOut, code := cliSplit(t, c.dir, c.decision...)
+		label := fmt.Sprintf("with %d pages free", pages)
+		switch code {
+		case 0:
+			inARow++
+		case 1:
+			inARow, failed = 0, failed+1
+			if !strings.Contains(errOut, "no space left on device") || !strings.Contains(errOut, filepath.Dir(filler)+"/") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Fatalf("%s %s: the error should be one line naming the path and the cause: %q", c.name, label, errOut)
+			}
+		default:
+			t.Fatalf("%s %s: exit %d %s", c.name, label, code, errOut)
+		}
+		if got := c.state(t); got != c.before && got != c.after { // the next command, on the full disk
+			t.Fatalf("%s %s: neither before nor after the decision:\n%s", c.name, label, got)
+		}
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
+		}
+		c.verify(t, label)
+	}
+	t.Logf("%s: failed with 0 to %d pages free (%d levels), changing nothing; succeeded from %d", c.name, pages-4, failed, pages-3)
+}
+
+// fillUp writes filler so that its file system has only pages pages left.
+func fillUp(t *testing.T, filler string, pages int) {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(filler), &st); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(st.Bavail)*st.Bsize - int64(pages)*4096
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if size > 0 {
+		if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
