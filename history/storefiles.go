@@ -30,13 +30,20 @@ func (f storeFiles) abs(name string) string { return f.dir + "/" + name }
 // fail explains a failed operation on the store file name: the path at fault, the
 // cause without os.Root's own prefix, and what to do about it.
 func (f storeFiles) fail(op, name string, err error) error {
-	var pe *fs.PathError
-	var le *os.LinkError
 	cause := err
-	if errors.As(err, &pe) {
-		cause = pe.Err
-	} else if errors.As(err, &le) {
-		cause = le.Err
+	for {
+		var pe *fs.PathError
+		var le *os.LinkError
+		if errors.As(cause, &pe) {
+			cause = pe.Err
+		} else if errors.As(cause, &le) {
+			cause = le.Err
+		} else {
+			break
+		}
+	}
+	if strings.HasSuffix(cause.Error(), "path escapes from parent") {
+		return fmt.Errorf("cannot %s %s: it is, or lies behind, a symlink that leads out of the edit history; remove the link", op, f.abs(name))
 	}
 	hint := ""
 	switch {
@@ -50,8 +57,6 @@ func (f storeFiles) fail(op, name string, err error) error {
 			folder = f.abs(d)
 		}
 		hint = "; check the permissions of " + folder
-	case strings.HasSuffix(cause.Error(), "path escapes from parent"):
-		hint = " (a symlink on the way leads out of the edit history; remove it)"
 	}
 	return fmt.Errorf("cannot %s %s: %w%s", op, f.abs(name), cause, hint)
 }
