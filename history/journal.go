@@ -69,13 +69,6 @@ type putOp struct {
 	After  string `json:"after,omitempty"`
 }
 
-func (op *putOp) String() string {
-	if op.Path != "" {
-		return op.Path
-	}
-	return op.Store
-}
-
 // dropSet is what a cleanup drops: conversations and rebuild markers (by seq).
 type dropSet struct {
 	Conversations []string       `json:"conversations"`
@@ -275,17 +268,7 @@ func (s *Store) forward(p *plan) (notes []string, err error) {
 		}
 	}
 	for i := range p.Puts {
-		op := &p.Puts[i]
-		if op.Store != "" {
-			err = s.installStore(op.New, op.Store)
-		} else {
-			var note string
-			note, err = s.installFile(op, op.Before, op.After, op.New)
-			if note != "" {
-				notes = append(notes, note)
-			}
-		}
-		if err != nil {
+		if notes, err = s.put(&p.Puts[i], true, notes); err != nil {
 			return notes, err
 		}
 	}
@@ -300,17 +283,7 @@ func (s *Store) forward(p *plan) (notes []string, err error) {
 // backward takes back what forward applied of p (all of it may be in place, or none).
 func (s *Store) backward(p *plan) (notes []string, err error) {
 	for i := len(p.Puts) - 1; i >= 0; i-- {
-		op := &p.Puts[i]
-		if op.Store != "" {
-			err = s.installStore(op.Old, op.Store)
-		} else {
-			var note string
-			note, err = s.installFile(op, op.After, op.Before, op.Old)
-			if note != "" {
-				notes = append(notes, note)
-			}
-		}
-		if err != nil {
+		if notes, err = s.put(&p.Puts[i], false, notes); err != nil {
 			return notes, err
 		}
 	}
@@ -320,6 +293,23 @@ func (s *Store) backward(p *plan) (notes []string, err error) {
 		}
 	}
 	return notes, nil
+}
+
+// put carries out op forward (the new content) or backward (the old one), adding
+// to notes what it found changed by someone else.
+func (s *Store) put(op *putOp, forward bool, notes []string) ([]string, error) {
+	src, from, to := op.New, op.Before, op.After
+	if !forward {
+		src, from, to = op.Old, op.After, op.Before
+	}
+	if op.Store != "" {
+		return notes, s.installStore(src, op.Store)
+	}
+	note, err := s.installFile(op.Path, from, to, src)
+	if note != "" {
+		notes = append(notes, note)
+	}
+	return notes, err
 }
 
 // installStore puts the journal file src at the store file name; with no src, name
@@ -346,12 +336,12 @@ func (s *Store) installStore(src, name string) error {
 	return nil
 }
 
-// installFile moves the workspace file op.Path from the state with hash from to
-// the one with hash to (the content of the journal file src; "" for no file). A
-// file already there is skipped; one in neither state is left alone, and the note
-// says so.
-func (s *Store) installFile(op *putOp, from, to, src string) (note string, err error) {
-	rel, err := s.relPath(op.Path)
+// installFile moves the workspace file path from the state with hash from to the
+// one with hash to (the content of the journal file src; "" for no file). A file
+// already there is skipped; one in neither state is left alone, and the note says
+// so.
+func (s *Store) installFile(path, from, to, src string) (note string, err error) {
+	rel, err := s.relPath(path)
 	if err != nil {
 		return "", err
 	}
@@ -364,7 +354,7 @@ func (s *Store) installFile(op *putOp, from, to, src string) (note string, err e
 		return "", nil
 	case from:
 	default:
-		return fmt.Sprintf("%s was changed by someone else meanwhile and was left as it is", s.rel(op.Path)), nil
+		return fmt.Sprintf("%s was changed by someone else meanwhile and was left as it is", s.rel(path)), nil
 	}
 	if src == "" {
 		if err := s.workspace.Remove(rel); err != nil && !gone(err) {
