@@ -57,9 +57,9 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 // drifts compares the paths in only (every recorded path when nil) with their last
 // recorded state: what the last step that touched each of them left there.
 func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
-	_, owner := lineages(snap)
-	paths := make([]string, 0, len(owner))
-	for p := range owner {
+	last := lastStates(snap)
+	paths := make([]string, 0, len(last))
+	for p := range last {
 		if _, err := s.relPath(p); err == nil && (only == nil || only[p]) { // a moved workspace's old paths cannot be checked
 			paths = append(paths, p)
 		}
@@ -67,9 +67,7 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 	sort.Strings(paths)
 	var out []Drift
 	for _, p := range paths {
-		l := owner[p]
-		last := l.steps[len(l.steps)-1]
-		same, disk, err := s.holdsRecorded(p, last.existsAfter(), deref(last.hashAfter()))
+		same, disk, err := s.holdsRecorded(p, last[p].exists, last[p].hash)
 		if err != nil {
 			return nil, err
 		}
@@ -91,6 +89,40 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 		out = append(out, Drift{Path: p, Diff: diff})
 	}
 	return out, nil
+}
+
+// recorded is the state of a path the last step that touched it left.
+type recorded struct {
+	exists bool
+	hash   string
+}
+
+// lastStates is the last recorded state of every path, from entries and rebuild
+// markers taken in seq order (the order lineages uses).
+func lastStates(snap *snapshot) map[string]recorded {
+	out := map[string]recorded{}
+	set := func(from, to string, exists bool, hash *string) {
+		if from != to {
+			out[from] = recorded{}
+		}
+		out[to] = recorded{exists: exists, hash: deref(hash)}
+	}
+	markers := snap.markers
+	if !sort.SliceIsSorted(markers, func(i, j int) bool { return markers[i].Seq < markers[j].Seq }) {
+		markers = append([]*Marker(nil), markers...)
+		sort.SliceStable(markers, func(i, j int) bool { return markers[i].Seq < markers[j].Seq })
+	}
+	m := 0
+	for _, e := range snap.entries {
+		for ; m < len(markers) && markers[m].Seq < e.Seq; m++ {
+			set(markers[m].FromPath, markers[m].FilePath, markers[m].HashAfter != nil, markers[m].HashAfter)
+		}
+		set(e.from(), e.FilePath, e.Operation != Delete, e.HashAfter)
+	}
+	for ; m < len(markers); m++ {
+		set(markers[m].FromPath, markers[m].FilePath, markers[m].HashAfter != nil, markers[m].HashAfter)
+	}
+	return out
 }
 
 // holdsRecorded reports whether the file at path is in the recorded state (exists,

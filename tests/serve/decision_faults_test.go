@@ -81,6 +81,9 @@ func (r *recorder) change(conv string, ch history.Change) string {
 				return r.root.CreateFile(rel, ch.After, workspace.WriteOptions{Perm: 0o644})
 			case history.Delete:
 				return r.root.Remove(rel)
+			case history.Move:
+				from, _ := filepath.Rel(r.dir, ch.From)
+				return r.root.Move(from, rel)
 			}
 			return r.root.WriteFile(rel, ch.After, workspace.WriteOptions{})
 		},
@@ -101,6 +104,11 @@ func (r *recorder) edit(conv, rel, after string) string {
 
 func (r *recorder) create(conv, rel, content string) string {
 	return r.change(conv, history.Change{Op: history.Create, Path: filepath.Join(r.dir, rel), After: []byte(content)})
+}
+
+func (r *recorder) move(conv, from, to string) string {
+	before, _ := os.ReadFile(filepath.Join(r.dir, from))
+	return r.change(conv, history.Change{Op: history.Move, From: filepath.Join(r.dir, from), Path: filepath.Join(r.dir, to), Before: before, BeforeExists: true})
 }
 
 func (r *recorder) remove(conv, rel string) string {
@@ -169,14 +177,17 @@ func faultCases(t *testing.T, base string, n int) []*faultCase {
 		return []string{"accept", mid}, []string{"reject", mid}
 	})
 	// A conversation over three files: an edit, a create in a new folder, and a
-	// delete of a file with its own mode; a later conversation edits the first file.
+	// delete of a file with its own mode; and a move. A later conversation edits
+	// the first file.
 	add("reject-conv", func(r *recorder) ([]string, []string) {
 		os.WriteFile(filepath.Join(r.dir, "a.txt"), []byte(numberedLines(n, nil)), 0o644)
 		os.WriteFile(filepath.Join(r.dir, "gone.sh"), []byte("#!/bin/sh\necho bye\n"), 0o750)
+		os.WriteFile(filepath.Join(r.dir, "old.txt"), []byte("moved\n"), 0o600)
 		c, later := history.NewConversationID(), history.NewConversationID()
 		r.edit(c, "a.txt", numberedLines(n, map[int]string{2: "two\n"}))
 		r.create(c, "sub/dir/new.txt", "brand new\n")
 		r.remove(c, "gone.sh")
+		r.move(c, "old.txt", "other/new-name.txt")
 		r.edit(later, "a.txt", numberedLines(n, map[int]string{2: "two\n", 18: "eighteen\n"}))
 		return []string{"reject", "--conv", c}, []string{"accept", "--conv", c}
 	})
