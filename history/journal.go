@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"syscall"
 )
@@ -452,100 +451,4 @@ func (s *Store) writeStaged(sf stagedFile) error {
 		return nil
 	}
 	return s.files.writeStaged(sf)
-}
-
-// writeStaged writes sf.data to the journal file sf.name with mode sf.mode.
-func (f storeFiles) writeStaged(sf stagedFile) error {
-	if err := f.writeNew(sf.name, sf.data, false); err != nil {
-		return err
-	}
-	if sf.mode != 0o600 {
-		if err := f.root.Chmod(sf.name, sf.mode); err != nil {
-			return f.fail("set the mode of", sf.name, err)
-		}
-	}
-	return nil
-}
-
-// linkCopy gives the journal file src a second name, to be renamed into place while
-// src stays for a retry. Where hard links are not allowed, it copies.
-func (f storeFiles) linkCopy(src string) (string, error) {
-	inst := src + ".put"
-	_ = f.root.Remove(inst) // from an attempt that was cut off
-	if err := f.root.Link(src, inst); err == nil {
-		return inst, nil
-	}
-	data, err := f.readFile(src)
-	if err != nil {
-		return "", err
-	}
-	fi, err := f.root.Stat(src)
-	if err != nil {
-		return "", f.fail("read", src, err)
-	}
-	if err := f.writeStaged(stagedFile{name: inst, data: data, mode: fi.Mode().Perm()}); err != nil {
-		return "", err
-	}
-	return inst, nil
-}
-
-// repairTail cuts a torn last line off the store file name and returns its size.
-func (f storeFiles) repairTail(name string) (int64, error) {
-	file, err := f.root.OpenFile(name, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, f.fail("open", name, err)
-	}
-	defer file.Close()
-	fi, err := file.Stat()
-	if err != nil {
-		return 0, f.fail("read", name, err)
-	}
-	if fi.Size() == 0 {
-		return 0, nil
-	}
-	size, err := cutTornLine(file, fi.Size())
-	if err != nil {
-		return 0, f.fail("repair", name, err)
-	}
-	return size, nil
-}
-
-// writeAt writes data at offset of the store file name and cuts it there, so
-// repeating it gives the same file.
-func (f storeFiles) writeAt(name string, offset int64, data []byte) error {
-	if err := f.mkdirs(name); err != nil {
-		return err
-	}
-	file, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return f.fail("open", name, err)
-	}
-	defer file.Close()
-	if err := file.Truncate(offset); err != nil {
-		return f.fail("append to", name, err)
-	}
-	if _, err := file.WriteAt(data, offset); err != nil {
-		_ = file.Truncate(offset)
-		return f.fail("append to", name, err)
-	}
-	return nil
-}
-
-// cutBack truncates the store file name to size (if it exists).
-func (f storeFiles) cutBack(name string, size int64) error {
-	file, err := f.root.OpenFile(name, os.O_WRONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return f.fail("open", name, err)
-	}
-	defer file.Close()
-	if err := file.Truncate(size); err != nil {
-		return f.fail("truncate", name, err)
-	}
-	return nil
 }
