@@ -40,7 +40,11 @@ const (
 
 // plan is what a decision changes, as written to journal/plan.json.
 type plan struct {
-	What    string     `json:"what"` // what the decision was, for messages
+	What string `json:"what"` // what the decision was, for messages
+	// The device and inode of the journal folder it was written in. A plan found in
+	// any other folder was copied with the store, or planted in a cloned repository
+	// to make mcpdiff write files: it is never applied.
+	Journal string     `json:"journal"`
 	Appends []appendOp `json:"appends,omitempty"`
 	Puts    []putOp    `json:"puts,omitempty"`
 	// Cleanup only: what readers ignore until it is done, and the store files and
@@ -186,7 +190,7 @@ func (j *journal) commit() (notes []string, err error) {
 }
 
 // prepare stages the plan's files and writes the plan: its commit point.
-func (j *journal) prepare() error {
+func (j *journal) prepare() (err error) {
 	s := j.s
 	if err := s.clearJournal(); err != nil {
 		return fmt.Errorf("%w; nothing was changed", err)
@@ -196,6 +200,10 @@ func (j *journal) prepare() error {
 			_ = s.clearJournal()
 			return fmt.Errorf("staging %s: %w; nothing was changed", f.what, err)
 		}
+	}
+	if j.p.Journal, err = s.journalIdentity(); err != nil {
+		_ = s.clearJournal()
+		return fmt.Errorf("%w; nothing was changed", err)
 	}
 	b, err := json.Marshal(&j.p)
 	if err == nil {
@@ -230,22 +238,24 @@ func (s *Store) undo(p *plan, cause error) error {
 // recover rolls forward a plan a killed process left, or undoes it if a step fails
 // now. Called with the lock held, before anything else reads the store.
 func (s *Store) recover() error {
-	b, err := s.files.root.ReadFile(planName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s.recoverLegacyCleanup()
+	p, err := s.readPlan()
+	if err != nil || p == nil {
+		if err == nil {
+			err = s.recoverLegacyCleanup()
+		}
+		return err
 	}
-	if err != nil {
-		return s.files.fail("read", planName, err)
-	}
-	var p plan
-	if err := json.Unmarshal(b, &p); err != nil {
-		// The plan is renamed into place whole: this is damage, not a crash.
-		return fmt.Errorf("%s, the plan of an interrupted decision, is damaged (%v); check the files it names, then remove it", s.files.abs(planName), err)
+	if id, err := s.journalIdentity(); err != nil || id != p.Journal {
+		s.notes = append(s.notes, fmt.Sprintf("ignored %s: it was not written in this folder (the edit history was copied, or the plan planted), so it was removed unapplied", s.files.abs(planName)))
+		if err := s.files.root.RemoveAll(journalDir); err != nil {
+			return s.files.fail("remove", journalDir, err)
+		}
+		return nil
 	}
 	defer s.forgetCaches()
-	notes, err := s.forward(&p)
+	notes, err := s.forward(p)
 	if err != nil {
-		err = s.undo(&p, err)
+		err = s.undo(p, err)
 		s.notes = append(s.notes, fmt.Sprintf("an interrupted %s could not be completed: %v", p.What, err))
 		if errors.Is(err, errNoUndo) || s.files.exists(planName) {
 			return fmt.Errorf("an interrupted %s could not be completed: %w", p.What, err)
@@ -424,19 +434,45 @@ func (s *Store) forgetCaches() {
 	*s.known = *newKnownFiles()
 }
 
-// pendingDrop is what an unfinished cleanup drops (nil when none is pending).
-// Readers ignore it; they take no lock, so they may run while a cleanup is applied.
-func (s *Store) pendingDrop() (*dropSet, error) {
+// readPlan reads journal/plan.json (nil when there is none).
+func (s *Store) readPlan() (*plan, error) {
 	b, err := s.files.root.ReadFile(planName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	var p plan
-	if err == nil {
-		err = json.Unmarshal(b, &p)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s (an interrupted decision): %w", s.files.abs(planName), err)
+		return nil, s.files.fail("read", planName, err)
+	}
+	var p plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		// The plan is renamed into place whole: this is damage, not a crash.
+		return nil, fmt.Errorf("%s, the plan of an interrupted decision, is damaged (%v); check the files it names, then remove it", s.files.abs(planName), err)
+	}
+	return &p, nil
+}
+
+// journalIdentity is the device and inode of the journal folder.
+func (s *Store) journalIdentity() (string, error) {
+	fi, err := s.files.root.Stat(journalDir)
+	if err != nil {
+		return "", s.files.fail("read", journalDir, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", nil
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
+}
+
+// pendingDrop is what an unfinished cleanup drops (nil when none is pending).
+// Readers ignore it; they take no lock, so they may run while a cleanup is applied.
+func (s *Store) pendingDrop() (*dropSet, error) {
+	p, err := s.readPlan()
+	if p == nil || err != nil {
+		return nil, err
+	}
+	if id, err := s.journalIdentity(); err != nil || id != p.Journal {
+		return nil, nil // not this store's (see plan.Journal)
 	}
 	return p.Drop, nil
 }

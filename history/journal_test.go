@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -259,4 +260,91 @@ func markerSeqs(w *ws) map[int64]bool {
 		out[m.Seq] = true
 	}
 	return out
+}
+
+// A plan written anywhere but in this store's journal folder (planted in a cloned
+// repository, or copied with the store) is never applied.
+func TestPlantedPlanIsNotApplied(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "a\n")
+	w.edit(NewConversationID(), "a.txt", "b\n")
+	os.MkdirAll(filepath.Join(w.store.dir, journalDir), 0o700)
+	os.WriteFile(filepath.Join(w.store.dir, journalDir, "0"), []byte("#!/bin/sh\necho owned\n"), 0o755)
+	hook := w.abs(".git/hooks/pre-commit")
+	p, _ := json.Marshal(plan{What: "reject of edit 12345678", Journal: "1:2", Puts: []putOp{{Path: hook, New: journalDir + "/0", After: hashBytes([]byte("#!/bin/sh\necho owned\n"))}}})
+	os.WriteFile(filepath.Join(w.store.dir, planName), p, 0o600)
+	list, err := w.store.Review(context.Background(), Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(hook); err == nil {
+		t.Fatal("a planted plan wrote a file")
+	}
+	if len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "was not written in this folder") {
+		t.Fatalf("warnings %q", list.Warnings)
+	}
+	if _, err := os.Stat(filepath.Join(w.store.dir, journalDir)); err == nil {
+		t.Fatal("the planted journal is still there")
+	}
+
+	// The same for a real plan in a copy of the journal folder.
+	c := NewConversationID()
+	w.edit(c, "a.txt", "c\n")
+	w.prepared(Selection{Conversation: c}, Rejected)
+	j := filepath.Join(w.store.dir, journalDir)
+	os.Rename(j, j+".orig")
+	if out, err := exec.Command("cp", "-a", j+".orig", j).CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	os.RemoveAll(j + ".orig")
+	w.edit(c, "a.txt", "d\n") // takes the lock
+	if got := w.statuses(); got != "pending pending pending" {
+		t.Fatalf("statuses %s", got)
+	}
+	w.expect("a.txt", "d\n")
+}
+
+// The next agent edit after a killed reject first completes it, so the rebuild is
+// not mistaken for a change made outside mcpdiff: the tool, which checks under the
+// lock that the file still holds what it read (as the file tools do), reads again.
+func TestEditAfterACutOffRejectIsNotAnOutsideChange(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "1\n2\n3\n")
+	c := NewConversationID()
+	e := w.edit(c, "a.txt", "1\ntwo\n3\n")
+	w.prepared(Selection{IDs: []string{e.EditID}}, Rejected)
+	errChanged := errors.New("changed since it was read")
+	edit := func() error {
+		before := w.mustRead("a.txt")
+		after := strings.Replace(before, "3\n", "three\n", 1)
+		ch := Change{Op: Edit, Path: w.abs("a.txt"), Before: []byte(before), BeforeExists: true, After: []byte(after)}
+		_, err := w.store.Record(context.Background(), Commit{
+			Conversation: c, Tool: "test", Source: SourceMCP, Changes: []Change{ch},
+			Check: func() error {
+				if w.mustRead("a.txt") != before {
+					return errChanged
+				}
+				return nil
+			},
+			Apply: func() error { return w.applyChange(ch) },
+		})
+		return err
+	}
+	if err := edit(); !errors.Is(err, errChanged) {
+		t.Fatalf("the edit read the file before the reject was completed: %v", err)
+	}
+	if err := edit(); err != nil {
+		t.Fatal(err)
+	}
+	w.expect("a.txt", "1\n2\nthree\n")
+	list, _ := w.store.List(Filter{})
+	for _, x := range list.Entries {
+		if x.Source == SourceExternal {
+			t.Fatalf("the rebuild was recorded as an outside change: %+v", x)
+		}
+	}
+	if got := w.statuses(); got != "rejected pending" {
+		t.Fatalf("statuses %s", got)
+	}
+	w.consistent()
 }
