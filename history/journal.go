@@ -15,10 +15,10 @@ import (
 // and whatever write fails:
 //
 //  1. Stage. Everything the decision writes goes into journal/ first: the new
-//     content of each file it replaces (users' files and store files alike) and a
-//     copy of what it replaces. Every write that needs disk space happens here,
-//     except the few lines appended to rebuilds.log and heads.log; a failure
-//     changes nothing.
+//     content of each file it replaces (users' files and store files alike), and
+//     what it replaces, as a hard link (a copy where links are not allowed).
+//     Every write that needs disk space happens here, except the few lines
+//     appended to rebuilds.log and heads.log; a failure changes nothing.
 //  2. Commit. journal/plan.json (the plan) is written and renamed into place.
 //  3. Apply. The lines are appended, then each file is put in place: its staged
 //     content is hard linked to a fresh name that is renamed over the file, so the
@@ -262,10 +262,7 @@ func (s *Store) recover() error {
 		}
 		return nil
 	}
-	s.notes = append(s.notes, "completed an interrupted "+p.What)
-	for _, n := range notes {
-		s.notes = append(s.notes, n)
-	}
+	s.notes = append(append(s.notes, "completed an interrupted "+p.What), notes...)
 	return s.closeJournal()
 }
 

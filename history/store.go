@@ -266,6 +266,15 @@ func (s *Store) takeNotes() []string {
 	return n
 }
 
+// TakeNotes returns, once, what taking the store's lock found to say since it was
+// last asked: a decision an interrupted process left, completed or undone (Decide
+// and Review return theirs themselves).
+func (s *Store) TakeNotes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.takeNotes()
+}
+
 // tempDir is the folder, relative to the workspace, where workspace files are staged
 // before their rename, so a killed process leaves no temp file among the user's files.
 func (s *Store) tempDir() string { return filepath.Join(filepath.FromSlash(Dir), "tmp") }

@@ -294,6 +294,7 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 		return refused(stderr, err)
 	}
 	dropped, kept, err := store.Cleanup(context.Background(), age)
+	warn(stderr, store.TakeNotes())
 	if err != nil {
 		return refused(stderr, err)
 	}

@@ -101,6 +101,10 @@ function M.resolve(action, id, opts)
       notify(("%s %s failed (exit %d): %s"):format(action, what, code, stderr ~= "" and stderr or stdout), vim.log.levels.ERROR)
       return finish(false)
     end
+    -- A decision an interrupted command left, completed first, says so here.
+    for _, w in ipairs(M.warnings(stderr)) do
+      notify(w, vim.log.levels.WARN)
+    end
     if res.ok then
       require("mcpdiff.buffers").reload(res.files or {})
       notify(("%s: %s %s"):format(what, action == "accept" and "accepted" or "rejected", count_text(#(res.edits or {}))))
