@@ -227,10 +227,12 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	past := name + "ed"
-	switch len(out.Edits) {
-	case 0:
+	switch {
+	case len(out.Edits) == 0 && len(out.Files) > 0: // --force put a recorded state back
+		fmt.Fprintf(stdout, "the edits are already %s; the files were put back as recorded\n", past)
+	case len(out.Edits) == 0:
 		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
-	case 1:
+	case len(out.Edits) == 1:
 		fmt.Fprintf(stdout, "%s edit %s\n", past, out.Edits[0])
 	default:
 		fmt.Fprintf(stdout, "%s %d edits\n", past, len(out.Edits))
