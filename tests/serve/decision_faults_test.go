@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"math/rand"
 	"os"
@@ -452,7 +453,8 @@ func TestDecisionKilledAtRandom(t *testing.T) {
 	} else if testing.Short() {
 		trials = 8
 	}
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	seed := time.Now().UnixNano()
+	t.Logf("random seed %d", seed)
 	// How long a process takes to start: kills before then find nothing begun.
 	startup := median(t, 3, func() {
 		if out, code := cli(t, ".", "version"); code != 0 {
@@ -462,7 +464,7 @@ func TestDecisionKilledAtRandom(t *testing.T) {
 	// Files of 50,000 lines make the decision itself last long enough for random
 	// kills to land in it often, not only in the process's start.
 	eachFaultCase(t, 50000, func(c *faultCase, t *testing.T) {
-		c.killAtRandom(t, rand.New(rand.NewSource(rng.Int63())), trials, startup)
+		c.killAtRandom(t, rand.New(rand.NewSource(seed+int64(crc32.ChecksumIEEE([]byte(c.name))))), trials, startup)
 	})
 }
 
