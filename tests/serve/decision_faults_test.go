@@ -429,20 +429,32 @@ func TestDecisionKilledAtEveryStep(t *testing.T) {
 }
 
 func (c *faultCase) killAtEveryStep(t *testing.T) {
+	kills := c.injectAtEachStep(t, changingCalls, "signal=SIGKILL", func(label string, code int, errOut string) {
+		if code != 128+int(syscall.SIGKILL) {
+			t.Fatalf("%s: %s did not happen: exit %d %s", c.name, label, code, errOut)
+		}
+	})
+	t.Logf("%s: killed at each of its %d steps (%v); %d times the next command completed the decision", c.name, kills, c.stepsOf, c.recovered)
+}
+
+// injectAtEachStep runs the decision once for each call of calls it makes, with
+// strace injecting inject into that one, checks what the CLI did, then the
+// workspace. It returns how many runs it made.
+func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string, check func(label string, code int, errOut string)) int {
+	t.Helper()
 	c.countSteps(t)
-	kills := 0
-	for _, call := range changingCalls {
+	runs := 0
+	for _, call := range calls {
 		for n := 1; n <= c.stepsOf[call]; n++ {
 			c.restore(t)
-			code, errOut := straceCLI(t, c.dir, []string{"-o", "/dev/null", "-e", "trace=" + call, "-e", fmt.Sprintf("inject=%s:signal=SIGKILL:when=%d", call, n)}, c.decision...)
-			if code != 128+int(syscall.SIGKILL) {
-				t.Fatalf("%s: a kill at %s #%d did not happen: exit %d %s", c.name, call, n, code, errOut)
-			}
-			kills++
-			c.verify(t, fmt.Sprintf("killed at %s #%d", call, n))
+			code, errOut := straceCLI(t, c.dir, []string{"-o", "/dev/null", "-e", "trace=" + call, "-e", fmt.Sprintf("inject=%s:%s:when=%d", call, inject, n)}, c.decision...)
+			label := fmt.Sprintf("%s at %s #%d", inject, call, n)
+			check(label, code, errOut)
+			c.verify(t, label)
+			runs++
 		}
 	}
-	t.Logf("%s: killed at each of its %d steps (%v); %d times the next command completed the decision", c.name, kills, c.stepsOf, c.recovered)
+	return runs
 }
 
 // Kill the CLI at random instants of its run.
@@ -532,27 +544,20 @@ func TestDecisionDiskFullAtEveryWrite(t *testing.T) {
 }
 
 func (c *faultCase) diskFullAtEveryWrite(t *testing.T) {
-	c.countSteps(t)
 	failed := 0
-	for _, call := range []string{"write", "pwrite64", "linkat", "renameat", "mkdirat"} {
-		for n := 1; n <= c.stepsOf[call]; n++ {
-			c.restore(t)
-			code, errOut := straceCLI(t, c.dir, []string{"-o", "/dev/null", "-e", "trace=" + call, "-e", fmt.Sprintf("inject=%s:error=ENOSPC:when=%d", call, n)}, c.decision...)
-			label := fmt.Sprintf("ENOSPC at %s #%d", call, n)
-			switch code {
-			case 0:
-			case 1:
-				failed++
-				if !strings.Contains(errOut, "no space left on device") || !pathAtFault.MatchString(errOut) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
-					t.Fatalf("%s %s: the error should be one line naming the path and the cause: %q", c.name, label, errOut)
-				}
-			default:
-				t.Fatalf("%s %s: exit %d %s", c.name, label, code, errOut)
+	runs := c.injectAtEachStep(t, []string{"write", "pwrite64", "linkat", "renameat", "mkdirat"}, "error=ENOSPC", func(label string, code int, errOut string) {
+		switch code {
+		case 0:
+		case 1:
+			failed++
+			if !strings.Contains(errOut, "no space left on device") || !pathAtFault.MatchString(errOut) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Fatalf("%s %s: the error should be one line naming the path and the cause: %q", c.name, label, errOut)
 			}
-			c.verify(t, label)
+		default:
+			t.Fatalf("%s %s: exit %d %s", c.name, label, code, errOut)
 		}
-	}
-	t.Logf("%s: %d of its writes failed in turn; %d of those failed the decision, which changed nothing", c.name, c.stepsOf["write"]+c.stepsOf["pwrite64"]+c.stepsOf["linkat"]+c.stepsOf["renameat"]+c.stepsOf["mkdirat"], failed)
+	})
+	t.Logf("%s: %d of its writes failed in turn; %d of those failed the decision, which changed nothing", c.name, runs, failed)
 }
 
 // A real full disk: the workspaces on a small tmpfs (the tests must run as root to
