@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/mcpdiff/mcpdiff/udiff"
 )
@@ -65,9 +67,28 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 		}
 	}
 	sort.Strings(paths)
+	// Reading and hashing every file is most of the time `status` takes for the
+	// check: it is spread over the cores.
+	type result struct {
+		same bool
+		disk *onDisk
+		err  error
+	}
+	results := make([]result, len(paths))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), (len(paths)+15)/16)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(paths); i += workers {
+				r := &results[i]
+				r.same, r.disk, r.err = s.holdsRecorded(paths[i], last[paths[i]].exists, last[paths[i]].hash)
+			}
+		})
+	}
+	wg.Wait()
 	var out []Drift
-	for _, p := range paths {
-		same, disk, err := s.holdsRecorded(p, last[p].exists, last[p].hash)
+	for i, p := range paths {
+		same, disk, err := results[i].same, results[i].disk, results[i].err
 		if err != nil {
 			return nil, err
 		}
