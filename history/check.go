@@ -1,27 +1,176 @@
 package history
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/mcpdiff/mcpdiff/udiff"
+)
+
 // Check compares every file the history knows with its last recorded state and
-// returns the ones that differ: changed outside mcpdiff, or left half-done by a
-// process killed between logging a change and applying it.
+// returns the ones that differ: changed outside mcpdiff since, or left before its
+// change by a process killed between logging the change and writing it.
 func (s *Store) Check() ([]Drift, error) {
 	snap, err := s.load()
 	if err != nil {
 		return nil, err
 	}
-	all, _ := lineages(snap)
-	var drifts []Drift
-	for _, l := range all {
-		_, R, err := s.replay(l, snap, func(e *Entry) Status { return e.Status })
-		if err != nil {
-			return nil, err
-		}
-		d, _, err := s.drift(R)
-		if err != nil {
-			return nil, err
-		}
-		if d != nil {
-			drifts = append(drifts, *d)
+	return s.drifts(snap, nil)
+}
+
+// Review is List for people. It takes the store's lock, which first completes a
+// decision a killed process left halfway, and lists while holding it, so no
+// decision in progress is seen half done; and it reports in Listing.Drifts the
+// files of the listed entries (every recorded file, without a filter) whose bytes
+// differ from their recorded state. A store that cannot be locked (a read-only
+// workspace) is listed without the lock.
+func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
+	var notes []string
+	if unlock, err := s.lock(ctx); err == nil {
+		defer unlock()
+		notes = s.takeNotes()
+	} else if s.files.exists(planName) || s.files.exists(legacyCleanup) {
+		notes = append(notes, fmt.Sprintf("a decision was interrupted and cannot be completed now: %v; until it is, files may not match this list", err))
+	}
+	snap, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	out := list(snap, f)
+	out.Warnings = append(notes, out.Warnings...)
+	var only map[string]bool
+	if f != (Filter{}) {
+		only = map[string]bool{}
+		for _, e := range out.Entries {
+			only[e.FilePath], only[e.from()] = true, true
 		}
 	}
-	return drifts, nil
+	if out.Drifts, err = s.drifts(snap, only); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// drifts compares the paths in only (every recorded path when nil) with their last
+// recorded state: what the last step that touched each of them left there.
+func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
+	last := lastStates(snap)
+	paths := make([]string, 0, len(last))
+	for p := range last {
+		if _, err := s.relPath(p); err == nil && (only == nil || only[p]) { // a moved workspace's old paths cannot be checked
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	// Reading and hashing every file is most of the time `status` takes for the
+	// check: it is spread over the cores.
+	type result struct {
+		same bool
+		disk *onDisk
+		err  error
+	}
+	results := make([]result, len(paths))
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), (len(paths)+15)/16)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(paths); i += workers {
+				r := &results[i]
+				r.same, r.disk, r.err = s.holdsRecorded(paths[i], last[paths[i]].exists, last[paths[i]].hash)
+			}
+		})
+	}
+	wg.Wait()
+	var out []Drift
+	for i, p := range paths {
+		same, disk, err := results[i].same, results[i].disk, results[i].err
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			continue
+		}
+		var diff string
+		if R, err := s.recordedState(snap, p); err != nil {
+			diff = fmt.Sprintf("(the recorded state of %s cannot be rebuilt: %v)\n", s.rel(p), err)
+		} else if disk == nil {
+			diff = fmt.Sprintf("%s is now a folder, a symlink or a special file, not a regular file\n", s.rel(p))
+		} else {
+			var before []byte
+			if R.exists {
+				before = R.content()
+			}
+			diff = udiff.Unified(s.relName(p, R.exists), s.relName(p, disk.exists), before, disk.content, 3)
+		}
+		out = append(out, Drift{Path: p, Diff: diff})
+	}
+	return out, nil
+}
+
+// recorded is the state of a path the last step that touched it left.
+type recorded struct {
+	exists bool
+	hash   string
+}
+
+// lastStates is the last recorded state of every path, from entries and rebuild
+// markers taken in seq order (the order lineages uses).
+func lastStates(snap *snapshot) map[string]recorded {
+	out := map[string]recorded{}
+	set := func(from, to string, exists bool, hash *string) {
+		if from != to {
+			out[from] = recorded{}
+		}
+		out[to] = recorded{exists: exists, hash: deref(hash)}
+	}
+	markers := snap.markers
+	if !sort.SliceIsSorted(markers, func(i, j int) bool { return markers[i].Seq < markers[j].Seq }) {
+		markers = append([]*Marker(nil), markers...)
+		sort.SliceStable(markers, func(i, j int) bool { return markers[i].Seq < markers[j].Seq })
+	}
+	m := 0
+	for _, e := range snap.entries {
+		for ; m < len(markers) && markers[m].Seq < e.Seq; m++ {
+			set(markers[m].FromPath, markers[m].FilePath, markers[m].HashAfter != nil, markers[m].HashAfter)
+		}
+		set(e.from(), e.FilePath, e.Operation != Delete, e.HashAfter)
+	}
+	for ; m < len(markers); m++ {
+		set(markers[m].FromPath, markers[m].FilePath, markers[m].HashAfter != nil, markers[m].HashAfter)
+	}
+	return out
+}
+
+// holdsRecorded reports whether the file at path is in the recorded state (exists,
+// with content of sha256 hash) and returns what is on disk (nil if it is not a
+// regular file).
+func (s *Store) holdsRecorded(path string, exists bool, hash string) (bool, *onDisk, error) {
+	rel, err := s.relPath(path)
+	if err != nil {
+		return false, nil, err
+	}
+	fi, err := s.workspace.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return !exists, &onDisk{}, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return false, nil, nil
+	}
+	if !exists {
+		b, _, err := s.workspace.ReadFile(rel, 0)
+		return false, &onDisk{exists: true, content: b}, err
+	}
+	b, info, err := s.workspace.ReadFile(rel, 0)
+	if err != nil {
+		return false, nil, err
+	}
+	return hashBytes(b) == hash, &onDisk{exists: true, content: b, mode: info.Mode().Perm()}, nil
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -20,8 +22,8 @@ import (
 // decisions want (every reject was carried out), so the replay can start at the first
 // kept conversation's own checkpoint instead. See cleanupPlan.
 //
-// What is dropped is first written to cleanup.json: a cleanup killed halfway is
-// finished by the next writer, and until then readers ignore what it drops.
+// It is carried out through the journal (journal.go); until it is done, readers
+// ignore what it drops.
 func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, kept []string, err error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
@@ -57,16 +59,8 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 	if len(dropped) == 0 {
 		return nil, kept, nil
 	}
-	p := &pendingCleanup{Conversations: dropped, Markers: plan.markers, Forget: plan.forget(all)}
-	b, err := json.Marshal(p)
-	if err != nil {
+	if err := s.commitCleanup(&dropSet{Conversations: dropped, Markers: plan.markers}, plan.forget(all)); err != nil {
 		return nil, nil, err
-	}
-	if err := s.files.writeAtomic(cleanupFile, b); err != nil {
-		return nil, nil, err
-	}
-	if err := s.finishCleanup(p); err != nil {
-		return dropped, kept, err
 	}
 	return dropped, kept, nil
 }
@@ -251,90 +245,95 @@ func (plan *cleanup) forget(all []*lineage) []string {
 	return out
 }
 
-// cleanupFile holds a cleanup in progress (see Cleanup).
-const cleanupFile = "cleanup.json"
-
-type pendingCleanup struct {
-	Conversations []string       `json:"conversations"`
-	Markers       map[int64]bool `json:"markers"`
-	Forget        []string       `json:"forget"`
-}
-
-func (p *pendingCleanup) has(conv string) bool {
-	for _, c := range p.Conversations {
-		if c == conv {
-			return true
-		}
-	}
-	return false
-}
-
-// pendingCleanup reads cleanup.json; with none, it is an empty one.
-func (s *Store) pendingCleanup() (*pendingCleanup, error) {
-	p := &pendingCleanup{}
-	b, err := s.files.root.ReadFile(cleanupFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return p, nil
-	}
+// commitCleanup removes what drop names, and the heads of the paths in forget,
+// through the journal. Called with the lock held.
+func (s *Store) commitCleanup(drop *dropSet, forget []string) error {
+	j, err := s.cleanupJournal(drop, forget)
 	if err == nil {
-		err = json.Unmarshal(b, p)
+		_, err = j.commit()
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s/%s (an interrupted cleanup): %w", s.dir, cleanupFile, err)
-	}
-	return p, nil
+	return err
 }
 
-// finishCleanup removes what p drops, then p itself. Called with the lock held.
-func (s *Store) finishCleanup(p *pendingCleanup) error {
-	*s.known = *newKnownFiles()
-	for _, conv := range p.Conversations {
-		if !ValidConversationID(conv) {
-			continue // never a path outside the conversation's own folders
+// cleanupJournal stages a cleanup: rebuilds.log and heads.log are rewritten without
+// what it drops, then the conversations' logs, diffs and checkpoints are removed.
+func (s *Store) cleanupJournal(drop *dropSet, forget []string) (*journal, error) {
+	j := s.newJournal(fmt.Sprintf("cleanup of %d conversation(s)", len(drop.Conversations)))
+	j.p.Drop = drop
+	var removes []string
+	if len(drop.Markers) > 0 {
+		old, err := s.files.readFile("rebuilds.log")
+		if err != nil {
+			return nil, err
 		}
-		for _, name := range []string{"logs/" + conv + ".log", "diffs/" + conv, "checkpoints/" + conv} {
-			if err := s.files.root.RemoveAll(name); err != nil {
-				return fmt.Errorf("cleanup %s: %w", conv, err)
+		markers, _, err := s.files.readMarkers("rebuilds.log")
+		if err != nil {
+			return nil, err
+		}
+		var buf []byte
+		for _, m := range markers {
+			if !drop.Markers[m.Seq] {
+				line, err := jsonLine(m)
+				if err != nil {
+					return nil, err
+				}
+				buf = append(buf, line...)
+			} else if m.DiffFile != nil && strings.HasPrefix(*m.DiffFile, "rebuilds/") && filepath.IsLocal(*m.DiffFile) {
+				removes = append(removes, *m.DiffFile)
 			}
 		}
+		j.putStore("rebuilds.log", &old, buf)
 	}
-	if err := s.dropMarkers(p.Markers); err != nil {
-		return err
+	if len(forget) > 0 {
+		paths := map[string]bool{}
+		for _, p := range forget {
+			paths[p] = true
+		}
+		newLog, old, err := s.heads.without(paths)
+		if err != nil {
+			return nil, err
+		}
+		j.putStore(headsLog, old, newLog)
 	}
-	forget := map[string]bool{}
-	for _, path := range p.Forget {
-		forget[path] = true
+	var logs, folders []string
+	for _, conv := range drop.Conversations {
+		if ValidConversationID(conv) { // never a path outside the conversation's own folders
+			logs = append(logs, "logs/"+conv+".log")
+			folders = append(folders, "diffs/"+conv, "checkpoints/"+conv)
+		}
 	}
-	if err := s.heads.forgetAll(forget); err != nil {
-		return err
-	}
-	return s.files.root.Remove(cleanupFile)
+	// Logs first: a conversation whose log is gone is gone, whatever else is left.
+	j.p.Removes = append(append(logs, folders...), removes...)
+	return j, nil
 }
 
-// dropMarkers rewrites rebuilds.log without the dropped markers.
-func (s *Store) dropMarkers(drop map[int64]bool) error {
-	if len(drop) == 0 {
+// legacyCleanup is where mcpdiff before the journal kept a cleanup in progress.
+const legacyCleanup = "cleanup.json"
+
+// recoverLegacyCleanup finishes a cleanup such an mcpdiff was killed in.
+func (s *Store) recoverLegacyCleanup() error {
+	b, err := s.files.root.ReadFile(legacyCleanup)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	markers, _, err := s.files.readMarkers("rebuilds.log")
+	var p struct {
+		Conversations []string       `json:"conversations"`
+		Markers       map[int64]bool `json:"markers"`
+		Forget        []string       `json:"forget"`
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
 	if err != nil {
+		return fmt.Errorf("read %s (an interrupted cleanup): %w", s.files.abs(legacyCleanup), err)
+	}
+	if err := s.commitCleanup(&dropSet{Conversations: p.Conversations, Markers: p.Markers}, p.Forget); err != nil {
 		return err
 	}
-	var buf []byte
-	for _, m := range markers {
-		if drop[m.Seq] {
-			if m.DiffFile != nil {
-				_ = s.files.root.Remove(*m.DiffFile)
-			}
-			continue
-		}
-		line, err := jsonLine(m)
-		if err != nil {
-			return err
-		}
-		buf = append(buf, line...)
+	if err := s.files.root.Remove(legacyCleanup); err != nil {
+		return s.files.fail("remove", legacyCleanup, err)
 	}
-	return s.files.writeAtomic("rebuilds.log", buf)
+	return nil
 }
 
 func byConversation(entries []*Entry) map[string][]*Entry {

@@ -81,21 +81,22 @@ func TestCleanupKeepsWhoOwnsAPath(t *testing.T) {
 
 // A cleanup killed after it wrote down what it drops is finished by the next
 // writer, and until then nothing it drops is listed.
-func TestInterruptedCleanupIsFinished(t *testing.T) {
+// A cleanup an mcpdiff from before the journal was killed in is finished.
+func TestInterruptedLegacyCleanupIsFinished(t *testing.T) {
 	w := newWS(t)
 	d, k := NewConversationID(), NewConversationID()
 	e := w.create(d, "a.txt", "a\n")
 	w.mustDecide(Accepted, e.EditID)
 	w.create(k, "b.txt", "b\n")
-	p, _ := json.Marshal(pendingCleanup{Conversations: []string{d}})
-	if err := os.WriteFile(filepath.Join(w.store.dir, cleanupFile), p, 0o600); err != nil {
+	p, _ := json.Marshal(map[string]any{"conversations": []string{d}})
+	if err := os.WriteFile(filepath.Join(w.store.dir, legacyCleanup), p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := w.store.List(Filter{}); len(list.Entries) != 1 || list.Entries[0].ConversationID != k {
+	w.create(k, "c.txt", "c\n") // takes the lock
+	if list, _ := w.store.List(Filter{}); len(list.Entries) != 2 || list.Entries[0].ConversationID != k {
 		t.Fatalf("listing shows a dropped conversation: %+v", list.Entries)
 	}
-	w.create(k, "c.txt", "c\n") // takes the lock
-	for _, name := range []string{cleanupFile, "logs/" + d + ".log", "checkpoints/" + d, "diffs/" + d} {
+	for _, name := range []string{legacyCleanup, "logs/" + d + ".log", "checkpoints/" + d, "diffs/" + d} {
 		if _, err := os.Stat(filepath.Join(w.store.dir, name)); err == nil {
 			t.Errorf("%s is still there", name)
 		}

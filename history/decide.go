@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/udiff"
-	"github.com/mcpdiff/mcpdiff/workspace"
 )
 
 // ErrUnknownID means an id matched no edit and no conversation.
@@ -25,11 +24,11 @@ type Selection struct {
 	File         string   // the pending edits of this file (absolute path)
 }
 
-// Outcome is what a decision did.
+// Outcome is what a decision did. A failed decision's outcome holds only warnings.
 type Outcome struct {
 	Edits    []string // edits whose status changed
 	Files    []string // files rewritten, created or removed on disk
-	Warnings []string // corrupted log lines that were skipped
+	Warnings []string // corrupted log lines skipped; what recovering an interrupted decision found
 }
 
 // Drift is a file that changed outside mcpdiff since its last recorded state.
@@ -52,8 +51,11 @@ func (e *ExternalChangeError) Error() string {
 
 // Decide sets the status of the selected edits and rebuilds the files whose content
 // must change: rejecting an edit removes it while every other kept edit stays, and
-// accepting a rejected edit puts it back. Nothing changes if any file would conflict,
-// or (unless force) if a file was changed outside mcpdiff.
+// accepting a rejected edit puts it back. Every file the selected edits touched is
+// checked against its recorded state first, even when no status changes. Nothing
+// changes if any file would conflict, or (unless force) if a file was changed
+// outside mcpdiff. The decision is carried out all or nothing (journal.go). The
+// outcome is never nil, even with an error.
 func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool) (*Outcome, error) {
 	if to != Accepted && to != Rejected {
 		return nil, fmt.Errorf("can only accept or reject, not %q", to)
@@ -63,15 +65,31 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 		return nil, err
 	}
 	defer unlock()
+	j, out, err := s.decision(sel, to, force)
+	if err != nil {
+		return out, err
+	}
+	notes, err := j.commit()
+	out.Warnings = append(out.Warnings, notes...)
+	if err != nil {
+		return &Outcome{Warnings: out.Warnings}, err
+	}
+	return out, nil
+}
+
+// decision works out what Decide does, as a journal ready to commit, and the outcome
+// it will have. Called with the lock held.
+func (s *Store) decision(sel Selection, to Status, force bool) (*journal, *Outcome, error) {
+	out := &Outcome{Warnings: s.takeNotes()}
 	snap, err := s.load()
 	if err != nil {
-		return nil, err
+		return nil, out, err
 	}
+	out.Warnings = append(out.Warnings, snap.warnings...)
 	picked, err := selectEntries(snap, sel)
 	if err != nil {
-		return nil, err
+		return nil, out, err
 	}
-	out := &Outcome{Warnings: snap.warnings}
 	next := map[string]Status{}
 	for _, e := range picked {
 		if e.Status != to {
@@ -79,29 +97,39 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 			out.Edits = append(out.Edits, e.EditID)
 		}
 	}
-	if len(next) == 0 {
-		return out, nil
-	}
 	status := func(e *Entry) Status {
 		if st, ok := next[e.EditID]; ok {
 			return st
 		}
 		return e.Status
 	}
-	plan, err := s.plan(snap, next, status, force)
+	plan, err := s.plan(snap, touchedLineages(snap, picked, sel.File), next, status, force)
 	if err != nil {
-		return nil, err
+		return nil, &Outcome{Warnings: out.Warnings}, err
 	}
-	if err := s.carryOut(plan); err != nil {
-		return nil, err
-	}
-	if err := s.saveDecisions(snap, next, plan); err != nil {
-		return nil, err
+	j := s.newJournal(describeDecision(to, out.Edits))
+	if err := s.stageDecision(j, snap, next, plan); err != nil {
+		return nil, &Outcome{Warnings: out.Warnings}, err
 	}
 	for _, f := range plan {
-		out.Files = append(out.Files, f.touched()...)
+		out.Files = append(out.Files, f.written()...)
 	}
-	return out, nil
+	return j, out, nil
+}
+
+// describeDecision names a decision in messages.
+func describeDecision(to Status, edits []string) string {
+	verb := "accept"
+	if to == Rejected {
+		verb = "reject"
+	}
+	switch len(edits) {
+	case 0:
+		return verb + " (rebuilding files changed outside mcpdiff)"
+	case 1:
+		return verb + " of edit " + short(edits[0])
+	}
+	return fmt.Sprintf("%s of %d edits", verb, len(edits))
 }
 
 // selectEntries resolves a selection against the store.
@@ -169,25 +197,64 @@ func Lookup(entries []*Entry, id string) ([]*Entry, error) {
 	return nil, fmt.Errorf("%w: %q (see `mcpdiff status`)", ErrUnknownID, id)
 }
 
+// touchedLineages are the files a decision looks at: those of the picked edits,
+// and the file a --file selection names even when none of its edits is pending.
+func touchedLineages(snap *snapshot, picked []*Entry, file string) []*lineage {
+	all, owner := lineages(snap)
+	ids := map[string]bool{}
+	for _, e := range picked {
+		ids[e.EditID] = true
+	}
+	var out []*lineage
+	for _, l := range all {
+		hit := file != "" && owner[file] == l
+		for _, st := range l.steps {
+			if hit {
+				break
+			}
+			hit = st.entry != nil && ids[st.entry.EditID]
+		}
+		if hit {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // fileChange is what a decision does to one file.
 type fileChange struct {
 	R, S    fileState   // recorded and wanted versions
-	mode    fs.FileMode // mode of the recorded file, kept by the rewrite
+	mode    fs.FileMode // mode of the recorded file (a removed file comes back with it)
 	changed []string    // edits of this file whose status changed
+	writes  []fileWrite // the paths whose bytes on disk must change
 }
 
-func (f *fileChange) needed() bool { return !sameFile(f.R, f.S) }
+// fileWrite takes one path from what is on disk to the wanted version.
+type fileWrite struct {
+	path string
+	disk onDisk
+	want fileState
+	mode fs.FileMode // of the new content
+}
 
-func (f *fileChange) touched() []string {
-	if !f.needed() {
-		return nil
+// onDisk is a workspace file as it is now.
+type onDisk struct {
+	exists  bool
+	content []byte
+	mode    fs.FileMode
+}
+
+func (d onDisk) holds(f fileState) bool {
+	if !d.exists || !f.exists {
+		return d.exists == f.exists
 	}
+	return string(d.content) == string(f.content())
+}
+
+func (f *fileChange) written() []string {
 	var out []string
-	if f.S.exists {
-		out = append(out, f.S.path)
-	}
-	if f.R.exists && (!f.S.exists || f.S.path != f.R.path) {
-		out = append(out, f.R.path)
+	for _, w := range f.writes {
+		out = append(out, w.path)
 	}
 	return out
 }
@@ -199,13 +266,14 @@ func sameFile(a, b fileState) bool {
 	return a.path == b.path && equalLines(a.lines, b.lines)
 }
 
-// plan replays every file an effective status change touches and checks the
-// result can be written.
-func (s *Store) plan(snap *snapshot, next map[string]Status, status func(*Entry) Status, force bool) ([]*fileChange, error) {
-	all, _ := lineages(snap)
+// plan replays the files a decision looks at under the new statuses, and compares
+// each with the disk: a path is written where the disk differs from what the
+// decision wants, and refused (unless force) where the disk is neither that nor the
+// recorded version.
+func (s *Store) plan(snap *snapshot, ls []*lineage, next map[string]Status, status func(*Entry) Status, force bool) ([]*fileChange, error) {
 	var plan []*fileChange
 	var drifts []Drift
-	for _, l := range all {
+	for _, l := range ls {
 		var changed []string
 		for _, st := range l.steps {
 			if st.entry == nil {
@@ -215,35 +283,106 @@ func (s *Store) plan(snap *snapshot, next map[string]Status, status func(*Entry)
 				changed = append(changed, st.entry.EditID)
 			}
 		}
-		if len(changed) == 0 {
-			continue
-		}
 		S, R, err := s.replay(l, snap, status)
 		if err != nil {
 			return nil, err
 		}
-		d, mode, err := s.drift(R)
+		f := &fileChange{R: R, S: S, changed: changed}
+		d, err := s.compare(l, f)
 		if err != nil {
 			return nil, err
 		}
-		if !R.exists {
-			mode = deletedMode(l, mode)
-		}
-		f := &fileChange{R: R, S: S, changed: changed, mode: mode}
-		if d != nil {
-			drifts = append(drifts, *d)
-		}
-		if f.needed() && S.exists && S.path != R.path {
-			if _, err := s.workspace.Lstat(s.mustRel(S.path)); err == nil {
-				drifts = append(drifts, Drift{Path: S.path, Diff: "a file now exists at " + s.rel(S.path) + " (the rebuild would replace it)\n"})
-			}
-		}
+		drifts = append(drifts, d...)
 		plan = append(plan, f)
 	}
 	if len(drifts) > 0 && !force {
 		return nil, &ExternalChangeError{Drifts: drifts}
 	}
 	return plan, nil
+}
+
+// compare fills f.writes and returns the paths changed outside mcpdiff.
+func (s *Store) compare(l *lineage, f *fileChange) ([]Drift, error) {
+	paths := []string{f.R.path}
+	if f.S.exists && f.S.path != f.R.path {
+		paths = append(paths, f.S.path)
+	}
+	var drifts []Drift
+	for i, p := range paths {
+		disk, err := s.observe(p)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 { // the recorded file: its mode is kept, or comes back with it
+			f.mode = 0o644
+			if disk.exists {
+				f.mode = disk.mode
+			}
+			if !f.R.exists {
+				f.mode = deletedMode(l, f.mode)
+			}
+		}
+		recorded, want := fileState{path: p}, fileState{path: p}
+		if p == f.R.path {
+			recorded = f.R
+		}
+		if f.S.exists && p == f.S.path {
+			want = f.S
+		}
+		if disk.holds(want) {
+			continue // already what the decision wants (a decision cut off by an older mcpdiff, or done by hand)
+		}
+		if !disk.holds(recorded) {
+			var before, after []byte
+			if recorded.exists {
+				before = recorded.content()
+			}
+			if disk.exists {
+				after = disk.content
+			}
+			drifts = append(drifts, Drift{Path: p, Diff: udiff.Unified(s.relName(p, recorded.exists), s.relName(p, disk.exists), before, after, 3)})
+		}
+		mode := f.mode
+		if disk.exists {
+			mode = disk.mode
+		}
+		f.writes = append(f.writes, fileWrite{path: p, disk: disk, want: want, mode: mode})
+	}
+	return drifts, nil
+}
+
+// observe reads a workspace file. Only a regular file can be rebuilt: anything else
+// at the path is refused before anything changes.
+func (s *Store) observe(path string) (onDisk, error) {
+	rel, err := s.relPath(path)
+	if err != nil {
+		return onDisk{}, err
+	}
+	fi, err := s.workspace.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return onDisk{}, nil
+	}
+	if err != nil {
+		return onDisk{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return onDisk{}, fmt.Errorf("%s is now %s, not a regular file: the edit history can only rebuild a regular file; move it away and try again", path, describeMode(fi.Mode()))
+	}
+	b, info, err := s.workspace.ReadFile(rel, s.maxFile)
+	if err != nil {
+		return onDisk{}, err
+	}
+	return onDisk{exists: true, content: b, mode: info.Mode().Perm()}, nil
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "a special file"
 }
 
 // deletedMode is the mode a file that is brought back gets: the one it had when the
@@ -268,108 +407,26 @@ func deletedMode(l *lineage, fallback fs.FileMode) fs.FileMode {
 	return fallback
 }
 
-// drift compares the disk with the recorded version R of a file.
-func (s *Store) drift(R fileState) (*Drift, fs.FileMode, error) {
-	rel, err := s.relPath(R.path)
-	if err != nil {
-		return nil, 0, err
-	}
-	disk, info, err := s.workspace.ReadFile(rel, s.maxFile)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, fmt.Errorf("read %s: %w", R.path, err)
-	}
-	mode := fs.FileMode(0o644)
-	if exists {
-		mode = info.Mode().Perm()
-	}
-	recorded := R.content()
-	switch {
-	case R.exists && exists && string(disk) == string(recorded):
-		return nil, mode, nil
-	case !R.exists && !exists:
-		return nil, mode, nil
-	}
-	var before, after []byte
-	if R.exists {
-		before = recorded
-	}
-	if exists {
-		after = disk
-	}
-	diff := udiff.Unified(s.relName(R.path, R.exists), s.relName(R.path, exists), before, after, 3)
-	return &Drift{Path: R.path, Diff: diff}, mode, nil
-}
-
-// carryOut writes the planned files: new contents first, then removals. If a write
-// fails, the files already written are put back.
-func (s *Store) carryOut(plan []*fileChange) error {
-	type undo struct {
-		rel     string
-		content []byte
-		existed bool
-	}
-	var done []undo
-	rollback := func() {
-		for i := len(done) - 1; i >= 0; i-- {
-			u := done[i]
-			if u.existed {
-				_ = s.workspace.WriteFile(u.rel, u.content, workspace.WriteOptions{Perm: 0o644, TempDir: s.tempDir()})
-			} else {
-				_ = s.workspace.Remove(u.rel)
+// stageDecision puts into j everything a decision writes: the files, a rebuild
+// marker and new heads for each file whose recorded version changes, and the
+// conversation logs with the new statuses.
+func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]Status, plan []*fileChange) error {
+	for _, f := range plan {
+		for _, w := range f.writes {
+			var old, new *[]byte
+			if w.disk.exists {
+				old = &w.disk.content
 			}
-		}
-	}
-	for _, f := range plan {
-		if !f.needed() || !f.S.exists {
-			continue
-		}
-		rel, err := s.relPath(f.S.path)
-		if err != nil {
-			return err
-		}
-		old, _, rerr := s.workspace.ReadFile(rel, s.maxFile)
-		if err := s.workspace.WriteFile(rel, f.S.content(), workspace.WriteOptions{Perm: f.mode, TempDir: s.tempDir()}); err != nil {
-			rollback()
-			return fmt.Errorf("rebuild %s: %w", f.S.path, err)
-		}
-		done = append(done, undo{rel: rel, content: old, existed: rerr == nil})
-		if rerr != nil { // a new file: the umask may have cut its mode
-			if err := s.workspace.Chmod(rel, f.mode); err != nil {
-				rollback()
-				return fmt.Errorf("rebuild %s: %w", f.S.path, err)
+			if w.want.exists {
+				c := w.want.content()
+				new = &c
 			}
+			j.putFile(w.path, old, new, w.disk.mode, w.mode)
 		}
-	}
-	for _, f := range plan {
-		if !f.needed() || !f.R.exists || (f.S.exists && f.S.path == f.R.path) {
-			continue
-		}
-		rel, err := s.relPath(f.R.path)
-		if err != nil {
-			return err
-		}
-		old, _, rerr := s.workspace.ReadFile(rel, s.maxFile)
-		if err := s.workspace.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			rollback()
-			return fmt.Errorf("rebuild: remove %s: %w", f.R.path, err)
-		}
-		if rerr == nil {
-			done = append(done, undo{rel: rel, content: old, existed: true})
-		}
-	}
-	return nil
-}
-
-// saveDecisions records the new statuses and, for every file rewritten, a rebuild
-// marker and its new head.
-func (s *Store) saveDecisions(snap *snapshot, next map[string]Status, plan []*fileChange) error {
-	for _, f := range plan {
-		if !f.needed() {
-			continue
-		}
-		if err := s.addMarker(f); err != nil {
-			return err
+		if !sameFile(f.R, f.S) {
+			if err := s.stageMarker(j, f); err != nil {
+				return err
+			}
 		}
 	}
 	byConv := map[string]map[string]Status{}
@@ -387,14 +444,16 @@ func (s *Store) saveDecisions(snap *snapshot, next map[string]Status, plan []*fi
 	}
 	sort.Strings(convs)
 	for _, c := range convs {
-		if err := s.rewriteLog(c, byConv[c]); err != nil {
+		if err := s.stageStatuses(j, c, byConv[c]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) addMarker(f *fileChange) error {
+// stageMarker records in j that the file went from R to S: a line in rebuilds.log
+// (with the diff in rebuilds/), and the new heads of its paths.
+func (s *Store) stageMarker(j *journal, f *fileChange) error {
 	seq, err := s.nextSeq(f.R.path, f.S.path)
 	if err != nil {
 		return err
@@ -420,19 +479,21 @@ func (s *Store) addMarker(f *fileChange) error {
 		}
 		diff := udiff.Unified(s.relName(f.R.path, f.R.exists), s.relName(f.S.path, true), before, f.S.content(), 3)
 		rel := fmt.Sprintf("rebuilds/%d.diff", seq)
-		if err := s.files.writeAtomic(rel, []byte(diff)); err != nil {
-			return err
-		}
+		j.putStore(rel, nil, []byte(diff))
 		m.DiffFile = strPtr(rel)
 	}
-	if _, err := s.files.appendLine("rebuilds.log", m); err != nil {
+	line, err := jsonLine(m)
+	if err != nil {
+		return err
+	}
+	if err := j.appendTo("rebuilds.log", line); err != nil {
 		return err
 	}
 	hs := []head{{Path: m.FilePath, Seq: seq, Exists: f.S.exists, Hash: deref(m.HashAfter)}}
 	if m.FromPath != m.FilePath {
 		hs = append(hs, head{Path: m.FromPath, Seq: seq})
 	}
-	return s.heads.put(hs...)
+	return j.appendTo(headsLog, headLines(hs))
 }
 
 // relPath is path relative to the workspace, refusing anything outside it.
@@ -442,9 +503,4 @@ func (s *Store) relPath(path string) (string, error) {
 		return "", fmt.Errorf("%s is outside the workspace %s", path, s.workspace.Path())
 	}
 	return r, nil
-}
-
-func (s *Store) mustRel(path string) string {
-	r, _ := s.relPath(path)
-	return r
 }

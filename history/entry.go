@@ -130,7 +130,7 @@ type snapshot struct {
 // and rewritten by rename, and a torn last line (a writer killed mid-append) is skipped.
 func (s *Store) load() (*snapshot, error) {
 	snap := &snapshot{}
-	dropping, err := s.pendingCleanup()
+	dropping, err := s.pendingDrop()
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (s *Store) load() (*snapshot, error) {
 		return nil, err
 	}
 	for _, m := range markers {
-		if !dropping.Markers[m.Seq] {
+		if dropping == nil || !dropping.Markers[m.Seq] {
 			snap.markers = append(snap.markers, m)
 		}
 	}
@@ -176,15 +176,16 @@ func (s *Store) load() (*snapshot, error) {
 	return snap, nil
 }
 
-// rewriteLog sets new statuses in one conversation's log atomically; unparseable
-// lines are kept as they are. Called with the lock held.
-func (s *Store) rewriteLog(conv string, status map[string]Status) error {
-	lines, err := s.files.readLog("logs/" + conv + ".log")
+// stageStatuses puts into j the log of conv with new statuses; unparseable lines
+// are kept as they are. Called with the lock held.
+func (s *Store) stageStatuses(j *journal, conv string, status map[string]Status) error {
+	name := "logs/" + conv + ".log"
+	old, err := s.files.readFile(name)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	for _, l := range lines {
+	for _, l := range parseLog(string(old)) {
 		if l.entry != nil {
 			if st, ok := status[l.entry.EditID]; ok && st != l.entry.Status {
 				l.entry.Status, l.entry.raw = st, ""
@@ -198,7 +199,8 @@ func (s *Store) rewriteLog(conv string, status map[string]Status) error {
 		buf.WriteString(l.raw)
 		buf.WriteByte('\n')
 	}
-	return s.files.writeAtomic("logs/"+conv+".log", buf.Bytes())
+	j.putStore(name, &old, buf.Bytes())
+	return nil
 }
 
 // readStoreFile reads a file of the store by its path relative to the store.

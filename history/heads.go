@@ -80,20 +80,11 @@ func (h *heads) put(hs ...head) error {
 	if err := h.catchUp(); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	for _, hd := range hs {
-		line, err := json.Marshal(hd)
-		if err != nil {
-			return err
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
-	}
 	f, err := h.files.root.OpenFile(headsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
-	n, err := f.Write(buf.Bytes())
+	n, err := f.Write(headLines(hs))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -176,26 +167,43 @@ func (h *heads) readNew() error {
 	return nil
 }
 
-// forgetAll drops paths from the index and rewrites the log without them.
-func (h *heads) forgetAll(paths map[string]bool) error {
+// invalidate forgets that the index is current: a decision rewrote heads.log.
+func (h *heads) invalidate() {
+	h.mu.Lock()
+	h.synced = false
+	h.mu.Unlock()
+}
+
+// without returns the log's current content rewritten without the heads of paths,
+// and its content now (nil if there is none).
+func (h *heads) without(paths map[string]bool) (newLog []byte, old *[]byte, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.catchUp(); err != nil {
-		return err
+		return nil, nil, err
+	}
+	if b, err := h.files.root.ReadFile(headsLog); err == nil {
+		old = &b
 	}
 	var buf bytes.Buffer
 	for p, hd := range h.byPath {
 		if paths[p] {
-			delete(h.byPath, p)
 			continue
 		}
 		line, _ := json.Marshal(hd)
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	if err := h.files.writeAtomic(headsLog, buf.Bytes()); err != nil {
-		return err
+	return buf.Bytes(), old, nil
+}
+
+// lines renders heads as log lines.
+func headLines(hs []head) []byte {
+	var buf bytes.Buffer
+	for _, hd := range hs {
+		line, _ := json.Marshal(hd)
+		buf.Write(line)
+		buf.WriteByte('\n')
 	}
-	h.file, h.offset, h.synced = nil, 0, false
-	return nil
+	return buf.Bytes()
 }

@@ -15,6 +15,7 @@ type Filter struct {
 type Listing struct {
 	Entries  []*Entry // in recorded order
 	Warnings []string // corrupted log lines that were skipped
+	Drifts   []Drift  // files that differ from their recorded state (Review only)
 }
 
 // List returns the recorded entries matching f. It takes no lock, so it also works
@@ -24,6 +25,10 @@ func (s *Store) List(f Filter) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
+	return list(snap, f), nil
+}
+
+func list(snap *snapshot, f Filter) *Listing {
 	out := &Listing{Warnings: snap.warnings}
 	for _, e := range snap.entries {
 		if f.Conversation != "" && e.ConversationID != f.Conversation {
@@ -37,7 +42,7 @@ func (s *Store) List(f Filter) (*Listing, error) {
 		}
 		out.Entries = append(out.Entries, e)
 	}
-	return out, nil
+	return out
 }
 
 // Resolve finds the entries an id names (see Lookup).

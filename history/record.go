@@ -477,10 +477,14 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 			if e := interrupted(snap, h, st.exists, st.hash, st.path); e != nil {
 				// Logged, then the process died before writing it: the edit never
 				// happened. It is marked rejected (accepting it later applies it).
-				if err := s.rewriteLog(e.ConversationID, map[string]Status{e.EditID: Rejected}); err != nil {
+				j := s.newJournal("marking of edit " + short(e.EditID) + " rejected (it was logged, but its file never written)")
+				if err := s.stageStatuses(j, e.ConversationID, map[string]Status{e.EditID: Rejected}); err != nil {
 					return err
 				}
-				if err := s.addMarker(&fileChange{R: recorded, S: disk, changed: []string{e.EditID}}); err != nil {
+				if err := s.stageMarker(j, &fileChange{R: recorded, S: disk, mode: 0o644, changed: []string{e.EditID}}); err != nil {
+					return err
+				}
+				if _, err := j.commit(); err != nil {
 					return err
 				}
 			} else if err := s.logOutsideChange(st.path, recorded, st.exists, st.content); err != nil {

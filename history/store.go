@@ -13,7 +13,12 @@
 //	checkpoints/<conv>/<key>.chkpt  a file's bytes when the conversation first touched it
 //	rebuilds.log, rebuilds/<seq>.diff  what accept/reject wrote to disk (see Marker)
 //	heads.log                       the last recorded state of each path (heads.go)
+//	journal/                        a decision being carried out (journal.go)
 //	tmp/                            temp files, swept when the store is first locked
+//
+// A decision (accept, reject, cleanup) is all or nothing: it is staged in journal/,
+// committed by writing journal/plan.json, and finished, or undone, by whichever
+// process takes the store's lock next if this one is killed (journal.go).
 //
 // All of it is read and written through an *os.Root (storefiles.go): symlinks are
 // followed only while they stay inside the store.
@@ -65,6 +70,7 @@ type Store struct {
 	sweepOnce sync.Once       // temp files of killed writers are removed on the first lock
 	heads     *heads
 	known     *knownFiles // what this process learnt about the store's files
+	notes     []string    // from recovering an interrupted decision, until taken
 }
 
 // knownFiles remembers facts about the store's own files that only ever become true
@@ -102,7 +108,7 @@ func Open(root *workspace.Root) (*Store, error) {
 	}
 	for _, sub := range []string{"logs", "diffs", "checkpoints", "tmp"} {
 		if err := files.root.MkdirAll(sub, 0o700); err != nil {
-			return nil, fmt.Errorf("create edit history in %s: %w (is the workspace read-only?)", root.Path(), err)
+			return nil, files.fail("create", sub, err)
 		}
 	}
 	if !files.exists("FORMAT") {
@@ -217,30 +223,56 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
 	if err != nil && ctx.Err() == nil {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("cannot lock the edit history in %s: %w (is the workspace read-only?)", s.dir, err)
+		return nil, s.files.fail("lock", "history.lock", err)
 	}
 	if !ok {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("the edit history in %s stayed locked by another mcpdiff process for %v; try again", s.dir, lockTimeout)
 	}
-	s.sweepOnce.Do(s.sweepTemp)
-	if p, err := s.pendingCleanup(); err == nil && len(p.Conversations) > 0 {
-		_ = s.finishCleanup(p) // a cleanup was killed halfway; readers ignore its rest meanwhile
-	}
-	return func() {
+	unlock := func() {
 		s.heads.release()
 		_ = fl.Unlock()
 		s.mu.Unlock()
-	}, nil
+	}
+	// A decision a killed process left halfway is finished before anything else
+	// reads or writes the store.
+	if err := s.recover(); err != nil {
+		unlock()
+		return nil, err
+	}
+	s.sweepOnce.Do(s.sweepTemp)
+	return unlock, nil
 }
 
-// sweepTemp removes temp files left by a writer that was killed. Only called with the
-// lock held: other writers stage their files only while holding it.
+// sweepTemp removes temp files left by a writer that was killed, and what a decision
+// killed before its commit staged. Only called with the lock held: other writers
+// stage their files only while holding it.
 func (s *Store) sweepTemp() {
 	names, _ := s.files.readDir("tmp")
 	for _, n := range names {
 		_ = s.files.root.Remove("tmp/" + n.Name())
 	}
+	if !s.files.exists(planName) {
+		_ = s.files.root.RemoveAll(journalDir)
+	}
+}
+
+// takeNotes returns, once, what the lock's recovery had to say: a decision it
+// completed or undid, and files it found changed and left alone. Called with the
+// lock held.
+func (s *Store) takeNotes() []string {
+	n := s.notes
+	s.notes = nil
+	return n
+}
+
+// TakeNotes returns, once, what taking the store's lock found to say since it was
+// last asked: a decision an interrupted process left, completed or undone (Decide
+// and Review return theirs themselves).
+func (s *Store) TakeNotes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.takeNotes()
 }
 
 // tempDir is the folder, relative to the workspace, where workspace files are staged

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 )
 
 // storeFiles is the store's folder opened as an *os.Root. Every read and write of
@@ -26,10 +27,44 @@ type storeFiles struct {
 
 func (f storeFiles) abs(name string) string { return f.dir + "/" + name }
 
+// fail explains a failed operation on the store file name: the path at fault, the
+// cause without os.Root's own prefix, and what to do about it.
+func (f storeFiles) fail(op, name string, err error) error {
+	cause := err
+	for {
+		var pe *fs.PathError
+		var le *os.LinkError
+		if errors.As(cause, &pe) {
+			cause = pe.Err
+		} else if errors.As(cause, &le) {
+			cause = le.Err
+		} else {
+			break
+		}
+	}
+	if strings.HasSuffix(cause.Error(), "path escapes from parent") {
+		return fmt.Errorf("cannot %s %s: it is, or lies behind, a symlink that leads out of the edit history; remove the link", op, f.abs(name))
+	}
+	hint := ""
+	switch {
+	case errors.Is(cause, syscall.ENOSPC) || errors.Is(cause, syscall.EDQUOT):
+		hint = "; free some space on that disk and try again"
+	case errors.Is(cause, syscall.EROFS):
+		hint = "; the file system is read-only"
+	case errors.Is(cause, fs.ErrPermission):
+		folder := f.dir
+		if d := path.Dir(name); d != "." {
+			folder = f.abs(d)
+		}
+		hint = "; check the permissions of " + folder
+	}
+	return fmt.Errorf("cannot %s %s: %w%s", op, f.abs(name), cause, hint)
+}
+
 func (f storeFiles) readFile(name string) ([]byte, error) {
 	b, err := f.root.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+		return nil, f.fail("read", name, err)
 	}
 	return b, nil
 }
@@ -41,7 +76,7 @@ func (f storeFiles) readDir(name string) ([]fs.DirEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+		return nil, f.fail("read", name, err)
 	}
 	return names, nil
 }
@@ -53,8 +88,11 @@ func (f storeFiles) exists(name string) bool {
 
 // mkdirs creates the folder holding name.
 func (f storeFiles) mkdirs(name string) error {
+	if path.Dir(name) == "." {
+		return nil
+	}
 	if err := f.root.MkdirAll(path.Dir(name), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", f.abs(path.Dir(name)), err)
+		return f.fail("create", path.Dir(name), err)
 	}
 	return nil
 }
@@ -74,7 +112,7 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 		return f.writeNew(name, data, true)
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", f.abs(name), err)
+		return f.fail("write", name, err)
 	}
 	_, err = file.Write(data)
 	if cerr := file.Close(); err == nil {
@@ -82,7 +120,7 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 	}
 	if err != nil {
 		_ = f.root.Remove(name)
-		return fmt.Errorf("write %s: %w", f.abs(name), err)
+		return f.fail("write", name, err)
 	}
 	return nil
 }
@@ -100,7 +138,10 @@ func (f storeFiles) writeAtomic(name string, data []byte) error {
 	}
 	if err != nil {
 		_ = f.root.Remove(tmp)
-		return fmt.Errorf("write %s: %w", f.abs(name), err)
+		if strings.HasPrefix(err.Error(), "cannot ") { // names its path already
+			return err
+		}
+		return f.fail("write", name, err)
 	}
 	return nil
 }
@@ -128,7 +169,11 @@ func (f storeFiles) readLog(name string) ([]logLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := string(b) // entries are decoded as slices of this one string
+	return parseLog(string(b)), nil
+}
+
+// parseLog splits a log into its lines; entries are decoded as slices of data.
+func parseLog(data string) []logLine {
 	var out []logLine
 	for len(data) > 0 {
 		i := strings.IndexByte(data, '\n')
@@ -148,7 +193,7 @@ func (f storeFiles) readLog(name string) ([]logLine, error) {
 		}
 		out = append(out, l)
 	}
-	return out, nil
+	return out
 }
 
 func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
@@ -157,7 +202,7 @@ func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+		return nil, nil, f.fail("read", name, err)
 	}
 	defer file.Close()
 	var out []*Marker
@@ -169,7 +214,7 @@ func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
 			break // a torn last line is ignored
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", f.abs(name), err)
+			return nil, nil, f.fail("read", name, err)
 		}
 		var m Marker
 		if json.Unmarshal(line, &m) != nil || m.FilePath == "" {
@@ -181,36 +226,27 @@ func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
 	return out, warn, nil
 }
 
-// appendLine appends one JSON line to name in a single write, first cutting off a
+// appendRaw appends complete lines to name in a single write, first cutting off a
 // torn line a killed writer may have left. It returns the file's previous size so a
 // failed commit can truncate back to it. Called with the lock held.
-func (f storeFiles) appendLine(name string, v any) (prevSize int64, err error) {
-	line, err := jsonLine(v)
-	if err != nil {
-		return 0, err
-	}
-	return f.appendRaw(name, line)
-}
-
-// appendRaw appends complete lines to name in a single write (see appendLine).
 func (f storeFiles) appendRaw(name string, line []byte) (prevSize int64, err error) {
 	file, err := f.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", f.abs(name), err)
+		return 0, f.fail("open", name, err)
 	}
 	defer file.Close()
 	size, err := file.Seek(0, io.SeekEnd)
 	if err != nil {
-		return 0, err
+		return 0, f.fail("read", name, err)
 	}
 	if size > 0 {
 		if size, err = cutTornLine(file, size); err != nil {
-			return 0, fmt.Errorf("repair %s: %w", f.abs(name), err)
+			return 0, f.fail("repair", name, err)
 		}
 	}
 	if _, err := file.WriteAt(line, size); err != nil {
 		_ = file.Truncate(size)
-		return 0, fmt.Errorf("append to %s: %w", f.abs(name), err)
+		return 0, f.fail("append to", name, err)
 	}
 	return size, nil
 }
@@ -268,4 +304,100 @@ func (f storeFiles) lastEntry(name string) (*Entry, error) {
 		}
 	}
 	return nil, nil
+}
+
+// writeStaged writes sf.data to the journal file sf.name with mode sf.mode.
+func (f storeFiles) writeStaged(sf stagedFile) error {
+	if err := f.writeNew(sf.name, sf.data, false); err != nil {
+		return err
+	}
+	if sf.mode != 0o600 {
+		if err := f.root.Chmod(sf.name, sf.mode); err != nil {
+			return f.fail("set the mode of", sf.name, err)
+		}
+	}
+	return nil
+}
+
+// linkCopy gives the journal file src a second name, to be renamed into place while
+// src stays for a retry. Where hard links are not allowed, it copies.
+func (f storeFiles) linkCopy(src string) (string, error) {
+	inst := src + ".put"
+	_ = f.root.Remove(inst) // from an attempt that was cut off
+	if err := f.root.Link(src, inst); err == nil {
+		return inst, nil
+	}
+	data, err := f.readFile(src)
+	if err != nil {
+		return "", err
+	}
+	fi, err := f.root.Stat(src)
+	if err != nil {
+		return "", f.fail("read", src, err)
+	}
+	if err := f.writeStaged(stagedFile{name: inst, data: data, mode: fi.Mode().Perm()}); err != nil {
+		return "", err
+	}
+	return inst, nil
+}
+
+// repairTail cuts a torn last line off the store file name and returns its size.
+func (f storeFiles) repairTail(name string) (int64, error) {
+	file, err := f.root.OpenFile(name, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, f.fail("open", name, err)
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return 0, f.fail("read", name, err)
+	}
+	if fi.Size() == 0 {
+		return 0, nil
+	}
+	size, err := cutTornLine(file, fi.Size())
+	if err != nil {
+		return 0, f.fail("repair", name, err)
+	}
+	return size, nil
+}
+
+// writeAt writes data at offset of the store file name and cuts it there, so
+// repeating it gives the same file.
+func (f storeFiles) writeAt(name string, offset int64, data []byte) error {
+	if err := f.mkdirs(name); err != nil {
+		return err
+	}
+	file, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return f.fail("open", name, err)
+	}
+	defer file.Close()
+	if err := file.Truncate(offset); err != nil {
+		return f.fail("append to", name, err)
+	}
+	if _, err := file.WriteAt(data, offset); err != nil {
+		_ = file.Truncate(offset)
+		return f.fail("append to", name, err)
+	}
+	return nil
+}
+
+// cutBack truncates the store file name to size (if it exists).
+func (f storeFiles) cutBack(name string, size int64) error {
+	file, err := f.root.OpenFile(name, os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return f.fail("open", name, err)
+	}
+	defer file.Close()
+	if err := file.Truncate(size); err != nil {
+		return f.fail("truncate", name, err)
+	}
+	return nil
 }

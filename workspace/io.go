@@ -313,7 +313,7 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 		}
 	}
 	if err != nil {
-		return "", osError(op, rel, r, err)
+		return "", r.tempError(op, rel, o.TempDir, err)
 	}
 	_, err = f.Write(data)
 	if err == nil && chmod {
@@ -327,9 +327,79 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 	}
 	if err != nil {
 		r.dir.Remove(tmp)
-		return "", osError(op, rel, r, err)
+		return "", r.tempError(op, rel, o.TempDir, err)
 	}
 	return tmp, nil
+}
+
+// tempError explains a failure to write the temp file of rel. When it is staged in
+// a folder of its own (the edit history's), that folder is at fault, not rel's.
+func (r *Root) tempError(op, rel, tempDir string, err error) error {
+	if tempDir == "" {
+		return osError(op, rel, r, err)
+	}
+	cause := unwrapPathError(err)
+	return newError(cause, rel, err, "cannot %s %q: cannot write its temp file in %s: %v; check that folder (its permissions, and free space on its disk)",
+		op, rel, filepath.Join(r.real, tempDir), cause)
+}
+
+// Install puts the regular file src (relative to the root: a file the edit history
+// staged in its own folder, with its final content and mode) at rel by rename,
+// creating rel's missing folders. Like WriteFile it is atomic and refuses a
+// symlink, folder or other non-regular file at rel. src is gone afterwards. When
+// src lies on another file system than rel, its content is copied instead.
+func (r *Root) Install(src, rel string) error {
+	if info, err := r.dir.Lstat(rel); err == nil {
+		if err := refuseNonRegular("write", rel, info); err != nil {
+			return err
+		}
+	}
+	undoParents, err := r.makeParents("write", rel)
+	if err != nil {
+		return err
+	}
+	err = renameInRoot(r.dir, src, rel)
+	if errors.Is(err, syscall.EXDEV) {
+		err = r.copyInto(src, rel)
+	}
+	if err != nil {
+		undoParents()
+		return osError("write", rel, r, err)
+	}
+	return nil
+}
+
+// LinkFile gives the regular file rel a second name dst (relative to the root:
+// the edit history keeps what a rebuild replaces this way, without a copy).
+func (r *Root) LinkFile(rel, dst string) error {
+	info, err := r.dir.Lstat(rel)
+	if err != nil {
+		return osError("link", rel, r, err)
+	}
+	if err := refuseNonRegular("link", rel, info); err != nil {
+		return err
+	}
+	if err := linkInRoot(r.dir, rel, dst); err != nil {
+		return osError("link", rel, r, err)
+	}
+	return nil
+}
+
+// copyInto is Install across file systems: src's content and mode go to rel
+// through a temp file next to it.
+func (r *Root) copyInto(src, rel string) error {
+	data, info, err := r.ReadFile(src, 0)
+	if err != nil {
+		return err
+	}
+	st := &Staged{r: r, op: "write", rel: rel, data: data, mode: info.Mode().Perm(), replacing: true, undoParents: func() {}}
+	if err := st.writeTemp(); err != nil {
+		return err
+	}
+	if err := st.Commit(); err != nil {
+		return err
+	}
+	return r.dir.Remove(src)
 }
 
 // createTemp creates a new file with a random name in dir, exclusively.

@@ -410,3 +410,118 @@ func TestWriteFileStagesInTempDir(t *testing.T) {
 		t.Fatalf("staging folder not empty: %v", names)
 	}
 }
+
+// Install moves a staged file into place whole, with the mode it was staged with,
+// making the missing folders; it refuses to replace a symlink or a folder.
+func TestInstall(t *testing.T) {
+	dir := t.TempDir()
+	root, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := func(name, content string, mode fs.FileMode) string {
+		rel := filepath.Join(".mcp", "edit_history", "journal", name)
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o700)
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(filepath.Join(dir, rel), mode)
+		return rel
+	}
+	if err := root.Install(stage("0", "new\n", 0o751), "sub/deep/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "sub/deep/a.txt")); string(b) != "new\n" || modeOf(t, filepath.Join(dir, "sub/deep/a.txt")).Perm() != 0o751 {
+		t.Fatalf("installed %q %v", b, modeOf(t, filepath.Join(dir, "sub/deep/a.txt")))
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".mcp/edit_history/journal/0")); err == nil {
+		t.Fatal("the staged name is still there")
+	}
+	os.Symlink("sub/deep/a.txt", filepath.Join(dir, "link"))
+	os.Mkdir(filepath.Join(dir, "folder"), 0o755)
+	for _, target := range []string{"link", "folder"} {
+		if err := root.Install(stage("1", "x\n", 0o644), target); !errors.Is(err, ErrNotRegular) {
+			t.Fatalf("install over %s: %v", target, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "sub/deep/a.txt")); string(b) != "new\n" {
+		t.Fatalf("the link's target changed: %q", b)
+	}
+}
+
+// Across file systems (a folder of the root that is a mount point), Install copies.
+func TestInstallAcrossFileSystems(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	os.Mkdir(mnt, 0o755)
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", "-l", mnt).Run()
+	root, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "staged"), []byte("across\n"), 0o640)
+	os.Chmod(filepath.Join(dir, "staged"), 0o640)
+	os.WriteFile(filepath.Join(mnt, "a.txt"), []byte("old\n"), 0o644)
+	if err := root.Install("staged", "mnt/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mnt, "a.txt")); string(b) != "across\n" || modeOf(t, filepath.Join(mnt, "a.txt")).Perm() != 0o640 {
+		t.Fatalf("copied %q %v", b, modeOf(t, filepath.Join(mnt, "a.txt")))
+	}
+	if left := tempFilesIn(t, mnt); len(left) != 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "staged")); err == nil {
+		t.Fatal("the staged file is still there")
+	}
+}
+
+// A write staged in a folder of its own that cannot be written names that folder,
+// not the file.
+func TestTempDirAtFaultIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	root, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, ".mcp", "edit_history"), 0o700)
+	os.WriteFile(filepath.Join(dir, ".mcp", "edit_history", "tmp"), nil, 0o600) // a file where the folder should be
+	err = root.WriteFile("a.txt", []byte("a\n"), WriteOptions{TempDir: filepath.Join(".mcp", "edit_history", "tmp")})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(root.Path(), ".mcp", "edit_history", "tmp")+":") || !strings.Contains(err.Error(), "check that folder") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLinkFile(t *testing.T) {
+	dir := t.TempDir()
+	root, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
+	os.Symlink("a.txt", filepath.Join(dir, "link"))
+	if err := root.LinkFile("a.txt", "b.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(statOf(t, filepath.Join(dir, "a.txt")), statOf(t, filepath.Join(dir, "b.txt"))) {
+		t.Fatal("not the same file")
+	}
+	if err := root.LinkFile("link", "c.txt"); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("linking a symlink: %v", err)
+	}
+}
+
+func statOf(t *testing.T, path string) fs.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}

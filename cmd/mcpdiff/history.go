@@ -139,11 +139,14 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if a.file != "" {
 		f.File = absFile(a.file)
 	}
-	list, err := store.List(f)
+	list, err := store.Review(context.Background(), f)
 	if err != nil {
 		return refused(stderr, err)
 	}
 	warn(stderr, list.Warnings)
+	for _, d := range list.Drifts {
+		warn(stderr, []string{driftWarning(store.Rel(d.Path))})
+	}
 	if a.json {
 		if err := history.WriteJSON(stdout, list.Entries); err != nil {
 			return refused(stderr, err)
@@ -215,19 +218,21 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		sel.File = absFile(a.file)
 	}
 	out, err := store.Decide(context.Background(), sel, to, a.force)
+	warn(stderr, out.Warnings)
 	if err != nil {
 		return decideFailed(stdout, stderr, a.json, err)
 	}
-	warn(stderr, out.Warnings)
 	if a.json {
 		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "files": nonNil(out.Files)})
 		return exitOK
 	}
 	past := name + "ed"
-	switch len(out.Edits) {
-	case 0:
+	switch {
+	case len(out.Edits) == 0 && len(out.Files) > 0: // --force put a recorded state back
+		fmt.Fprintf(stdout, "the edits are already %s; the files were put back as recorded\n", past)
+	case len(out.Edits) == 0:
 		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
-	case 1:
+	case len(out.Edits) == 1:
 		fmt.Fprintf(stdout, "%s edit %s\n", past, out.Edits[0])
 	default:
 		fmt.Fprintf(stdout, "%s %d edits\n", past, len(out.Edits))
@@ -236,6 +241,12 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "rebuilt %s\n", store.Rel(f))
 	}
 	return exitOK
+}
+
+// driftWarning says that a file differs from its history, and the ways out.
+func driftWarning(rel string) string {
+	return fmt.Sprintf("%s differs from its recorded state (changed outside mcpdiff since its last recorded edit): "+
+		"the next agent edit of it records the change as yours; to put the recorded state back, run `mcpdiff accept --force --file %s` (which also accepts its pending edits)", rel, rel)
 }
 
 // decideFailed reports a refused accept/reject: the difference first when files
@@ -285,6 +296,7 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 		return refused(stderr, err)
 	}
 	dropped, kept, err := store.Cleanup(context.Background(), age)
+	warn(stderr, store.TakeNotes())
 	if err != nil {
 		return refused(stderr, err)
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/mcpdiff/mcpdiff/history"
@@ -53,6 +54,10 @@ func run(args []string) int {
 		// fifth of their time, so the collector waits until memory gets large.
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(512 << 20)
+		// Their file system calls then all come from one thread, in the order the
+		// code makes them: a trace of a decision (strace counts calls per thread)
+		// reads as the sequence of steps it is.
+		runtime.LockOSThread()
 	}
 	switch args[0] {
 	case "status":

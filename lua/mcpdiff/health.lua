@@ -38,6 +38,30 @@ local function history_store()
   return vim.fn.fnamemodify(dir, ":p")
 end
 
+-- check_files runs `mcpdiff status` in the workspace: it completes a decision an
+-- interrupted command left, and warns about each file that differs from its history.
+local function check_files(bin, workspace, ok, warn)
+  local stderr = {}
+  local job = vim.fn.jobstart({ bin, "status", "--json", "--workspace", workspace }, {
+    stderr_buffered = true,
+    on_stderr = function(_, data)
+      stderr = data
+    end,
+  })
+  local code = job > 0 and vim.fn.jobwait({ job }, 10000)[1] or -1
+  if code ~= 0 then
+    warn(("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, vim.trim(table.concat(stderr, "\n"))))
+    return
+  end
+  local warnings = require("mcpdiff.history").warnings(table.concat(stderr, "\n"))
+  for _, w in ipairs(warnings) do
+    warn(w)
+  end
+  if #warnings == 0 then
+    ok("every recorded file holds what its history says")
+  end
+end
+
 function M.check()
   local start, ok, warn, err, info = reporter()
   local mcpdiff = require("mcpdiff")
@@ -105,10 +129,15 @@ function M.check()
   local store = history_store()
   if not store then
     info("no .mcp/edit_history above " .. vim.fn.getcwd() .. " yet (made by the first recorded edit)")
-  elseif vim.fn.filewritable(store) == 2 then
-    ok("store " .. store .. " is writable")
   else
-    err("store " .. store .. " is not writable", { "Fix the permissions of that folder" })
+    if vim.fn.filewritable(store) == 2 then
+      ok("store " .. store .. " is writable")
+    else
+      err("store " .. store .. " is not writable", { "Fix the permissions of that folder" })
+    end
+    if bin then
+      check_files(bin, vim.fn.fnamemodify(store, ":h:h:h"), ok, warn)
+    end
   end
 
   start("mcpdiff: Claude Code")

@@ -101,6 +101,10 @@ function M.resolve(action, id, opts)
       notify(("%s %s failed (exit %d): %s"):format(action, what, code, stderr ~= "" and stderr or stdout), vim.log.levels.ERROR)
       return finish(false)
     end
+    -- A decision an interrupted command left, completed first, says so here.
+    for _, w in ipairs(M.warnings(stderr)) do
+      notify(w, vim.log.levels.WARN)
+    end
     if res.ok then
       require("mcpdiff.buffers").reload(res.files or {})
       notify(("%s: %s %s"):format(what, action == "accept" and "accepted" or "rejected", count_text(#(res.edits or {}))))
@@ -130,15 +134,30 @@ function M.resolve(action, id, opts)
   end)
 end
 
--- entries lists history entries (`mcpdiff status --json`); on_done(list or nil, err).
+-- warnings picks the warning lines out of the CLI's stderr: files that differ from
+-- their history (with the way out), a decision an interrupted command left and the
+-- next one completed, corrupted log lines.
+function M.warnings(stderr)
+  local out = {}
+  for _, line in ipairs(vim.split(stderr or "", "\n", { plain = true })) do
+    local w = line:match("^mcpdiff: warning: (.+)$")
+    if w then
+      table.insert(out, w)
+    end
+  end
+  return out
+end
+
+-- entries lists history entries (`mcpdiff status --json`); on_done(list or nil, err,
+-- warnings).
 function M.entries(cwd, on_done)
   return M.run({ "status", "--json" }, cwd, function(code, stdout, stderr)
     local ok, list = pcall(vim.json.decode, stdout)
     if code ~= 0 or not ok or type(list) ~= "table" then
-      on_done(nil, stderr ~= "" and stderr or ("mcpdiff status failed (exit " .. code .. ")"))
+      on_done(nil, stderr ~= "" and stderr or ("mcpdiff status failed (exit " .. code .. ")"), {})
       return
     end
-    on_done(list)
+    on_done(list, nil, M.warnings(stderr))
   end)
 end
 

@@ -74,13 +74,21 @@ local function group_entries(list)
   return convs, order
 end
 
-local function render(entries, err)
+local function render(entries, err, warnings)
   local buf = state.buf
   if not buf or not api.nvim_buf_is_valid(buf) then
     return
   end
   local lines = bridge_lines()
   table.insert(lines, "")
+  -- Files that differ from their history come first: what the list says about them
+  -- is not what they hold.
+  for _, w in ipairs(warnings or {}) do
+    table.insert(lines, "Warning: " .. w)
+  end
+  if warnings and #warnings > 0 then
+    table.insert(lines, "")
+  end
   local by_line = {}
   if err then
     table.insert(lines, "History: " .. err)
@@ -116,8 +124,8 @@ end
 -- refresh redraws the status and reloads the history.
 function M.refresh()
   render(nil)
-  require("mcpdiff.history").entries(state.cwd, function(list, err)
-    render(list, err)
+  require("mcpdiff.history").entries(state.cwd, function(list, err, warnings)
+    render(list, err, warnings)
   end)
 end
 

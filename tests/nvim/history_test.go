@@ -227,3 +227,34 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 		}
 	})
 }
+
+// A file that differs from its history is reported by the review list and by
+// :checkhealth, with the way out.
+func TestFileThatDiffersFromItsHistoryIsReported(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, options{"auto_start": false})
+		path := s.writeFile("dir/hello.txt", "a\n")
+		s.recordEdit("conv_1_dd", path, "a\n", "b\n")
+		if err := os.WriteFile(path, []byte("b\nby hand\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := "dir/hello.txt differs from its recorded state"
+		s.cmd("McpDiffStatus")
+		var lines []string
+		eventually(t, "the review list to warn about the file", func() bool {
+			s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+			return strings.Contains(strings.Join(lines, "\n"), "Conversation conv_1_dd")
+		})
+		text := strings.Join(lines, "\n")
+		if !strings.Contains(text, "Warning: "+want) || !strings.Contains(text, "mcpdiff accept --force --file dir/hello.txt") {
+			t.Fatalf("the review list does not warn about the file:\n%s", text)
+		}
+		s.cmd("checkhealth mcpdiff")
+		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+		text = strings.Join(lines, "\n")
+		if !strings.Contains(text, want) || !strings.Contains(text, "WARNING") {
+			t.Fatalf(":checkhealth mcpdiff does not warn about the file:\n%s", text)
+		}
+	})
+}

@@ -328,3 +328,41 @@ func TestReadOnlyWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// status names a file that differs from its history and the ways out, on stderr
+// (--json stays one array of entries); a decision then refuses to act on it, even
+// one with nothing to do, until --force puts the recorded state back.
+func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
+	s, ids := threeEdits(t)
+	recorded := s.read("a.txt")
+	s.write("a.txt", "by hand\n")
+	for _, args := range [][]string{{"status"}, {"status", "--json"}, {"status", "--file", "a.txt"}} {
+		out, errOut, code := cliSplit(t, s.dir, args...)
+		if code != 0 || !strings.Contains(errOut, "mcpdiff: warning: a.txt differs from its recorded state") || !strings.Contains(errOut, "mcpdiff accept --force --file a.txt") {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		if args[len(args)-1] == "--json" {
+			var list []map[string]any
+			if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 3 {
+				t.Fatalf("status --json: %v %s", err, out)
+			}
+		}
+	}
+	if _, errOut, _ := cliSplit(t, s.dir, "status", "--conv", "conv_none"); strings.Contains(errOut, "differs") {
+		t.Fatalf("a filter that lists nothing of a.txt warns about it: %q", errOut)
+	}
+	for _, args := range [][]string{{"accept", ids[1]}, {"reject", "--file", "a.txt"}} {
+		out, errOut, code := cliSplit(t, s.dir, args...)
+		if code != 1 || !strings.Contains(errOut, "changed outside mcpdiff") || !strings.Contains(out, "+by hand") {
+			t.Fatalf("%v on a file in the wrong state: exit %d %q %q", args, code, out, errOut)
+		}
+		s.expect("a.txt", "by hand\n")
+	}
+	if _, errOut, code := cliSplit(t, s.dir, "accept", "--force", "--file", "a.txt"); code != 0 {
+		t.Fatalf("accept --force --file: %d %s", code, errOut)
+	}
+	s.expect("a.txt", recorded)
+	if _, errOut, _ := cliSplit(t, s.dir, "status"); errOut != "" {
+		t.Fatalf("status still warns: %q", errOut)
+	}
+}
