@@ -14,6 +14,7 @@
 //	rebuilds.log, rebuilds/<seq>.diff  what accept/reject wrote to disk (see Marker)
 //	heads.log                       the last recorded state of each path (heads.go)
 //	tmp/                            temp files, swept when the store is first locked
+//	hooks/<tool call id>            a file just before a change made by Claude Code (before.go)
 //
 // All of it is read and written through an *os.Root (storefiles.go): symlinks are
 // followed only while they stay inside the store.

@@ -138,7 +138,7 @@ func scenario(t *testing.T, nvimBin string, f flow) {
 	}
 	api := newFakeAPI(t, file, f.newFile)
 	v, port := w.startNeovim(nvimBin)
-	tm := w.startClaude(api.URL(), port)
+	tm := w.startClaude(api.URL(), port, "--permission-mode", "default")
 
 	// Connected is not enough: Claude Code uses the IDE for diffs only once its MCP
 	// handshake is done (initialized, then ide_connected with its pid).
@@ -334,25 +334,37 @@ type tmuxClaude struct {
 	socket string
 }
 
-func (w *world) startClaude(apiURL string, idePort int) *tmuxClaude {
+// startClaude runs claude with args in the workspace, connected to the IDE server on
+// idePort (0: none).
+func (w *world) startClaude(apiURL string, idePort int, args ...string) *tmuxClaude {
 	t := w.t
 	tm := &tmuxClaude{t: t, socket: fmt.Sprintf("mcpdiff-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	env := append(w.env(),
-		"ANTHROPIC_BASE_URL="+apiURL, "ANTHROPIC_API_KEY=sk-test-dummy",
-		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
-		fmt.Sprintf("CLAUDE_CODE_SSE_PORT=%d", idePort))
+	env := append(w.env(), claudeEnv(apiURL)...)
+	if idePort != 0 {
+		env = append(env, fmt.Sprintf("CLAUDE_CODE_SSE_PORT=%d", idePort))
+	}
 	var quoted []string
 	for _, e := range env {
 		quoted = append(quoted, shellQuote(e))
 	}
+	command := "env -i " + strings.Join(quoted, " ") + " " + shellQuote(claudeBin)
+	for _, a := range args {
+		command += " " + shellQuote(a)
+	}
 	// "sleep" keeps the pane readable if claude exits, so a failure shows its screen.
-	command := "env -i " + strings.Join(quoted, " ") + " " + shellQuote(claudeBin) + " --permission-mode default; sleep 600"
+	command += "; sleep 600"
 	cmd := exec.Command("tmux", "-L", tm.socket, "new-session", "-d", "-s", "S", "-x", "160", "-y", "50", "-c", w.ws, command)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
 	t.Cleanup(tm.stop)
 	return tm
+}
+
+// claudeEnv is what claude needs to talk to the fake API only.
+func claudeEnv(apiURL string) []string {
+	return []string{"ANTHROPIC_BASE_URL=" + apiURL, "ANTHROPIC_API_KEY=sk-test-dummy",
+		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"}
 }
 
 // stop kills claude and everything in its pane, and waits until they are gone (they
