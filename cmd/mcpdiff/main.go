@@ -43,6 +43,8 @@ func run(start time.Time, args []string) int {
 	switch args[0] {
 	case "hook":
 		return runHook(start, args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "hooks":
+		return runHooks(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
 		fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
 		return 0
