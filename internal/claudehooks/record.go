@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/edit"
 	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
 )
 
 // A write is recorded in two steps. PreToolUse keeps the file's bytes, as they are
@@ -59,6 +61,20 @@ func locate(ev *Event, o Options) (*place, error) {
 	return pl, nil
 }
 
+// unreadable says why a file cannot be recorded.
+func unreadable(err error, limit int64) string {
+	switch {
+	case errors.Is(err, workspace.ErrTooLarge):
+		if limit >= 1<<20 {
+			return fmt.Sprintf("it is larger than the history's size limit (%d MB)", limit>>20)
+		}
+		return fmt.Sprintf("it is larger than the history's size limit (%d bytes)", limit)
+	case errors.Is(err, workspace.ErrNotRegular):
+		return "it is not a regular file"
+	}
+	return err.Error()
+}
+
 // pre runs before a write: the guard may refuse it; else the file's bytes are kept.
 func pre(ctx context.Context, ev *Event, o Options) Result {
 	if r, refused := guard(ctx, ev.target(), o); refused {
@@ -81,7 +97,7 @@ func pre(ctx context.Context, ev *Event, o Options) Result {
 		b.Skip = "it is a symlink (the history records files, not links)"
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		b.Skip = err.Error()
+		b.Skip = unreadable(err, o.MaxFileSize)
 	case edit.IsBinary(content):
 		b.Skip = "it is a binary file"
 	default:
@@ -135,7 +151,7 @@ func post(ctx context.Context, ev *Event, o Options) Result {
 	case errors.Is(err, fs.ErrNotExist):
 		return failed("%s was written but not recorded in the edit history: it is gone", pl.path)
 	case err != nil:
-		return failed("%s was written but not recorded in the edit history: %v", pl.path, err)
+		return failed("%s was written but not recorded in the edit history: %s", pl.path, unreadable(err, o.MaxFileSize))
 	case edit.IsBinary(after):
 		return failed("%s was written but not recorded in the edit history: it is a binary file now", pl.path)
 	case b.Exists && bytes.Equal(b.Content, after):

@@ -38,6 +38,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(captureEnv); dir != "" {
+		os.Exit(captureHook(dir)) // run by Claude Code as its hook: see fixtures_test.go
+	}
 	_, here, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Join(filepath.Dir(here), "..", "..")
 	claudeBin = os.Getenv("MCPDIFF_CLAUDE_BIN")
@@ -257,6 +260,7 @@ func recorded(ws string) int {
 type world struct {
 	t                *testing.T
 	home, config, ws string
+	extraEnv         []string // more environment for claude
 }
 
 func newWorld(t *testing.T) *world {
@@ -339,7 +343,7 @@ type tmuxClaude struct {
 func (w *world) startClaude(apiURL string, idePort int, args ...string) *tmuxClaude {
 	t := w.t
 	tm := &tmuxClaude{t: t, socket: fmt.Sprintf("mcpdiff-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	env := append(w.env(), claudeEnv(apiURL)...)
+	env := append(append(w.env(), claudeEnv(apiURL)...), w.extraEnv...)
 	if idePort != 0 {
 		env = append(env, fmt.Sprintf("CLAUDE_CODE_SSE_PORT=%d", idePort))
 	}
