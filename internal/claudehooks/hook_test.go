@@ -423,8 +423,8 @@ func TestLockedStore(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("a locked store held the hook for %v", took)
 	}
-	if r.Code != 1 || !strings.Contains(r.Message, "locked") || !strings.Contains(r.Message, "outside change") {
-		t.Fatalf("exit %d %q; want 1 saying the store is locked and what happens to the change", r.Code, r.Message)
+	if r.Code != 1 || !strings.Contains(r.Message, "a.txt was written but not recorded") || !strings.Contains(r.Message, "locked") {
+		t.Fatalf("exit %d %q; want 1 saying the write is not recorded because the store is locked", r.Code, r.Message)
 	}
 	if data, _ := os.ReadFile(path); string(data) != "changed\n" {
 		t.Fatalf("the write was undone: %q", data)

@@ -132,8 +132,7 @@ func post(ctx context.Context, ev *Event, o Options) Result {
 	if b == nil {
 		if resp.Type != "create" {
 			return failed("%s was written but not recorded in the edit history: its content before the write is unknown "+
-				"(the PreToolUse hook did not run for this call; `mcpdiff hooks status` shows where the hooks are installed). "+
-				"The change will show as an outside change at the file's next recorded edit", pl.path)
+				"(the PreToolUse hook did not run for this call; `mcpdiff hooks status` shows where the hooks are installed)", pl.path)
 		}
 		b = &history.Before{Path: pl.path} // Claude Code created it: there was nothing before
 	}
@@ -177,8 +176,7 @@ func post(ctx context.Context, ev *Event, o Options) Result {
 		if ctx.Err() != nil {
 			waited := time.Since(start)
 			return failed("%s was written but not recorded in the edit history: the history in %s stayed locked by another "+
-				"process (waited %v); the change will show as an outside change at the file's next recorded edit",
-				pl.path, pl.store.Workspace(), waited.Round(100*time.Millisecond))
+				"process (gave up after %v)", pl.path, pl.store.Workspace(), waited.Round(100*time.Millisecond))
 		}
 		return failed("%s was written but not recorded in the edit history: %v", pl.path, err)
 	}
