@@ -74,7 +74,8 @@ func Settings(bin string) []byte {
 }
 
 // isOurs reports whether a matcher group is one mcpdiff added: its one hook runs
-// "<path>/mcpdiff hook". The path may differ from this binary's (the plugin moved).
+// "<path>/mcpdiff hook". The path may differ from this binary's (the plugin moved),
+// and so may the name after "mcpdiff" (mcpdiff-dev).
 func isOurs(g *node) bool {
 	if !g.obj {
 		return false
@@ -88,7 +89,7 @@ func isOurs(g *node) bool {
 		return false
 	}
 	words, ok := shellWords(h.get("command").str())
-	return ok && len(words) == 2 && filepath.Base(words[0]) == "mcpdiff" && words[1] == "hook"
+	return ok && len(words) == 2 && strings.HasPrefix(filepath.Base(words[0]), "mcpdiff") && words[1] == "hook"
 }
 
 // ourCommand returns the command of mcpdiff's group in event's list, "" if none.
