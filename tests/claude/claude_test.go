@@ -104,6 +104,9 @@ func TestRealClaudeCodeAcceptAndReject(t *testing.T) {
 		t.Run(v+"/edit then accept", func(t *testing.T) { scenario(t, bin, flow{accept: true, userEdit: true}) })
 		t.Run(v+"/reject", func(t *testing.T) { scenario(t, bin, flow{}) })
 		t.Run(v+"/new file", func(t *testing.T) { scenario(t, bin, flow{accept: true, newFile: true}) })
+		// With the hooks too, an accepted diff is one entry, not two.
+		t.Run(v+"/accept with hooks", func(t *testing.T) { scenario(t, bin, flow{accept: true, hooks: true}) })
+		t.Run(v+"/new file with hooks", func(t *testing.T) { scenario(t, bin, flow{accept: true, newFile: true, hooks: true}) })
 	}
 }
 
@@ -112,6 +115,7 @@ type flow struct {
 	accept   bool // :w, else :q
 	userEdit bool // change the proposal before accepting
 	newFile  bool // Claude Code proposes a new file (Write) instead of an Edit
+	hooks    bool // Claude Code runs mcpdiff's hooks as well (they record the same write)
 }
 
 func nvimVersion(bin string) string {
@@ -141,7 +145,11 @@ func scenario(t *testing.T, nvimBin string, f flow) {
 	}
 	api := newFakeAPI(t, file, f.newFile)
 	v, port := w.startNeovim(nvimBin)
-	tm := w.startClaude(api.URL(), port, "--permission-mode", "default")
+	args := []string{"--permission-mode", "default"}
+	if f.hooks {
+		args = append(args, "--settings", hookSettings(t))
+	}
+	tm := w.startClaude(api.URL(), port, args...)
 
 	// Connected is not enough: Claude Code uses the IDE for diffs only once its MCP
 	// handshake is done (initialized, then ide_connected with its pid).
@@ -197,6 +205,19 @@ return 0`, &proposal)
 			t.Fatal("Claude Code did not tell the model that the user changed the proposal")
 		}
 		eventually(t, "the accepted diff to be recorded in the edit history", func() bool { return recorded(w.ws) == 1 }, tm.screen)
+		// The bridge has recorded it, or found it recorded by the hook: still one entry.
+		eventually(t, "the bridge to record the accepted diff", func() bool {
+			return strings.Contains(neovimState(v), "recorded the accepted diff")
+		}, state)
+		if n := recorded(w.ws); n != 1 {
+			t.Fatalf("an accepted diff is %d entries in the history, want 1", n)
+		}
+		if f.hooks { // both hooks ran: PreToolUse kept the file, PostToolUse took it back
+			left, err := os.ReadDir(filepath.Join(w.ws, ".mcp", "edit_history", "hooks"))
+			if err != nil || len(left) != 0 {
+				t.Fatalf("the hooks did not both run: %v %v", left, err)
+			}
+		}
 		eventually(t, "Neovim's diff view to close", func() bool {
 			var n int
 			v.ExecLua(`local n = 0
@@ -299,7 +320,7 @@ func (w *world) env() []string {
 
 // startNeovim starts a headless Neovim in the workspace with the plugin and returns
 // it and the port its bridge listens on.
-func (w *world) startNeovim(bin string) (*nvimrpc.Nvim, int) {
+func (w *world) startNeovim(bin string, opts ...map[string]any) (*nvimrpc.Nvim, int) {
 	t := w.t
 	v, err := nvimrpc.NewChildProcess(
 		nvimrpc.ChildProcessCommand(bin),
@@ -312,11 +333,18 @@ func (w *world) startNeovim(bin string) (*nvimrpc.Nvim, int) {
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	t.Cleanup(func() { v.Command("qa!"); v.Close() })
+	setup := map[string]any{}
+	for _, o := range opts {
+		for k, v := range o {
+			setup[k] = v
+		}
+	}
+	setup["bin"] = binPath
 	err = v.ExecLua(`
-local root, bin = ...
+local root, opts = ...
 vim.opt.rtp:prepend(root)
 vim.cmd("runtime plugin/mcpdiff.lua")
-require("mcpdiff").setup({ bin = bin })`, nil, repoRoot, binPath)
+require("mcpdiff").setup(opts)`, nil, repoRoot, setup)
 	if err != nil {
 		t.Fatal(err)
 	}
