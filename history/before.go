@@ -2,8 +2,6 @@ package history
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +14,9 @@ import (
 // held just before is kept here, keyed by the tool call, until the change is
 // recorded. The snapshots live in hooks/, not in tmp/ (which every process sweeps
 // when it first locks the store), and are written without the lock: each key belongs
-// to one tool call, and a snapshot appears whole (written under a temp name, then
-// renamed) or not at all.
+// to one tool call. A snapshot is written in place, not renamed into place (Claude
+// Code waits for every hook, so each file created counts): its header gives the
+// content's size, so a torn one (a writer killed halfway) is known as such.
 
 // beforeDir holds the snapshots.
 const beforeDir = "hooks"
@@ -31,6 +30,7 @@ type Before struct {
 	Path    string `json:"path"`           // absolute
 	Exists  bool   `json:"exists"`         // false: the file did not exist
 	Skip    string `json:"skip,omitempty"` // why the change cannot be recorded, "" when it can
+	Size    int    `json:"size"`           // of Content: a shorter snapshot is torn
 	Content []byte `json:"-"`
 }
 
@@ -43,23 +43,15 @@ func (s *Store) SaveBefore(key string, b Before) error {
 	if !ValidBeforeKey(key) {
 		return fmt.Errorf("bad snapshot key %q: use letters, digits, '_', '-' or '.'", key)
 	}
+	b.Size = len(b.Content)
 	header, err := json.Marshal(b)
 	if err != nil {
 		return err
 	}
 	data := make([]byte, 0, len(header)+1+len(b.Content))
 	data = append(append(append(data, header...), '\n'), b.Content...)
-	var r [8]byte
-	_, _ = rand.Read(r[:])
-	tmp := beforeDir + "/." + key + "." + hex.EncodeToString(r[:])
 	name := beforeDir + "/" + key
-	err = s.files.writeNew(tmp, data, true)
-	if err == nil {
-		if err = s.files.root.Rename(tmp, name); err != nil {
-			_ = s.files.root.Remove(tmp)
-		}
-	}
-	if err != nil {
+	if err := s.files.writeFile(name, data); err != nil {
 		return fmt.Errorf("save the file before the change in %s: %w", s.files.abs(name), err)
 	}
 	s.sweepBefore(key)
@@ -82,9 +74,9 @@ func (s *Store) TakeBefore(key string) (*Before, error) {
 	}
 	nl := bytes.IndexByte(data, '\n')
 	var b Before
-	if nl < 0 || json.Unmarshal(data[:nl], &b) != nil || b.Path == "" {
+	if nl < 0 || json.Unmarshal(data[:nl], &b) != nil || b.Path == "" || len(data)-nl-1 != b.Size {
 		_ = s.files.root.Remove(name)
-		return nil, fmt.Errorf("%s is not a snapshot mcpdiff wrote; removed it", s.files.abs(name))
+		return nil, fmt.Errorf("%s is not a whole snapshot (was its writer killed?); removed it", s.files.abs(name))
 	}
 	b.Content = data[nl+1:]
 	if err := s.files.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -93,8 +85,7 @@ func (s *Store) TakeBefore(key string) (*Before, error) {
 	return &b, nil
 }
 
-// sweepBefore removes stale snapshots (and temp files of killed writers) other than
-// key's. Best effort: a snapshot that stays only costs space.
+// sweepBefore removes stale snapshots other than key's. Best effort: a snapshot that stays only costs space.
 func (s *Store) sweepBefore(key string) {
 	names, err := s.files.readDir(beforeDir)
 	if err != nil || len(names) < 2 {

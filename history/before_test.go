@@ -27,9 +27,9 @@ func TestBeforeSnapshots(t *testing.T) {
 		t.Fatal("a key with a path in it was accepted")
 	}
 
-	// A snapshot nobody took (the tool call was refused), a temp file of a killed
-	// writer: swept once a day old. A fresh one stays.
-	for _, name := range []string{"old", ".old.abcd"} {
+	// A snapshot nobody took (the tool call was refused): swept once a day old. A
+	// fresh one stays.
+	for _, name := range []string{"old", "older"} {
 		p := filepath.Join(hooks, name)
 		if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -48,14 +48,20 @@ func TestBeforeSnapshots(t *testing.T) {
 		t.Fatalf("left in hooks/: %v", names)
 	}
 
-	// Something else under a snapshot's name is refused and removed.
-	if err := os.WriteFile(filepath.Join(hooks, "t3"), []byte("not a snapshot"), 0o600); err != nil {
+	// Something else under a snapshot's name, or a torn snapshot (its writer was
+	// killed), is refused and removed.
+	if err := w.store.SaveBefore("t4", Before{Path: w.abs("a.txt"), Exists: true, Content: []byte("0123456789")}); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := w.store.TakeBefore("t3"); b != nil || err == nil {
-		t.Fatalf("took %+v %v; want an error", b, err)
-	}
-	if _, err := os.Stat(filepath.Join(hooks, "t3")); err == nil {
-		t.Fatal("the bad snapshot stays")
+	whole, _ := os.ReadFile(filepath.Join(hooks, "t4"))
+	os.WriteFile(filepath.Join(hooks, "t4"), whole[:len(whole)-3], 0o600)
+	os.WriteFile(filepath.Join(hooks, "t3"), []byte("not a snapshot"), 0o600)
+	for _, key := range []string{"t3", "t4"} {
+		if b, err := w.store.TakeBefore(key); b != nil || err == nil {
+			t.Fatalf("took %+v %v; want an error", b, err)
+		}
+		if _, err := os.Stat(filepath.Join(hooks, key)); err == nil {
+			t.Fatal("the bad snapshot stays")
+		}
 	}
 }
