@@ -162,7 +162,7 @@ func (w *ws) event(name string, n int) string {
 		ev["duration_ms"] = 3
 		ev["tool_response"] = map[string]any{"filePath": w.file, "oldString": old, "newString": edited, "originalFile": w.content(),
 			"structuredPatch": []any{map[string]any{"oldStart": line + 1, "oldLines": 1, "newStart": line + 1, "newLines": 1, "lines": []string{"-" + old, "+" + edited}}},
-			"userModified": false, "replaceAll": false}
+			"userModified":    false, "replaceAll": false}
 	}
 	data, _ := json.Marshal(ev)
 	return string(data)
