@@ -2,6 +2,7 @@
 // against a real headless Neovim running the plugin from this checkout, with a fake
 // Anthropic Messages API on 127.0.0.1: the CLI finds Neovim through the lock file,
 // proposes an edit, and the test accepts or rejects it in Neovim the way a user does.
+// hooks_test.go runs it with mcpdiff's hooks, in the modes where it writes files itself.
 // It follows /work/shared/docs/claude-code-real-client.md.
 //
 // Skipped, saying why, when the CLI or tmux is missing; .ci/run installs both.
@@ -10,15 +11,12 @@ package claude
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -143,7 +141,14 @@ func scenario(t *testing.T, nvimBin string, f flow) {
 	if f.newFile {
 		file, want = filepath.Join(w.ws, "new.txt"), newContent
 	}
-	api := newFakeAPI(t, file, f.newFile)
+	api := newScriptAPI(t)
+	if f.newFile {
+		api.script("edit the file", call{"Write", map[string]any{"file_path": file, "content": newContent}})
+	} else {
+		api.script("edit the file",
+			call{"Read", map[string]any{"file_path": file}},
+			call{"Edit", map[string]any{"file_path": file, "old_string": "hello world", "new_string": "hello edited"}})
+	}
 	v, port := w.startNeovim(nvimBin)
 	args := []string{"--permission-mode", "default"}
 	if f.hooks {
@@ -200,7 +205,7 @@ return 0`, &proposal)
 			b, _ := os.ReadFile(file)
 			return string(b) == want
 		}, tm.screen)
-		eventually(t, "the turn to go on after the edit (the model's 'done')", func() bool { return api.answered("done") }, tm.screen)
+		eventually(t, "the turn to go on after the edit (the model's 'done')", func() bool { return api.finished("edit the file") }, tm.screen)
 		if f.userEdit && !api.received("The user modified your proposed changes") {
 			t.Fatal("Claude Code did not tell the model that the user changed the proposal")
 		}
@@ -238,7 +243,7 @@ return n`, &n)
 	if b, _ := os.ReadFile(file); string(b) != original {
 		t.Fatalf("a rejected edit changed the file: %q", b)
 	}
-	if api.answered("done") {
+	if api.finished("edit the file") {
 		t.Fatal("the turn went on after a rejection; Claude Code should abort it")
 	}
 	if n := recorded(w.ws); n != 0 {
@@ -405,12 +410,19 @@ func (tm *tmuxClaude) stop() {
 	out, _ := exec.Command("tmux", "-L", tm.socket, "list-panes", "-F", "#{pane_pid}").Output()
 	var pgid int
 	fmt.Sscan(strings.TrimSpace(string(out)), &pgid)
-	if pgid > 0 {
-		syscall.Kill(-pgid, syscall.SIGKILL)
-	}
+	stopGroup(pgid)
 	exec.Command("tmux", "-L", tm.socket, "kill-server").Run()
+}
+
+// stopGroup kills the process group pgid (a terminal's processes) and waits until
+// they are gone.
+func stopGroup(pgid int) {
+	if pgid <= 0 {
+		return
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
-	for pgid > 0 && groupAlive(pgid) && time.Now().Before(deadline) {
+	for groupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond) // waiting for the kernel to reap them, bounded
 	}
 }
@@ -472,91 +484,6 @@ func eventually(t *testing.T, what string, cond func() bool, screen func() strin
 		}
 		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
 	}
-}
-
-// fakeAPI is a scripted Anthropic Messages API: prompt → Read; Read result → Edit;
-// Edit result → "done".
-type fakeAPI struct {
-	srv      *httptest.Server
-	file     string
-	write    bool // propose a new file with Write instead of Read then Edit
-	mu       sync.Mutex
-	sent     []string // the text of each answer, in order
-	requests []string // every request body
-}
-
-func newFakeAPI(t *testing.T, file string, write bool) *fakeAPI {
-	a := &fakeAPI{file: file, write: write}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
-	return a
-}
-
-func (a *fakeAPI) URL() string { return a.srv.URL }
-
-func (a *fakeAPI) answered(text string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, s := range a.sent {
-		if s == text {
-			return true
-		}
-	}
-	return false
-}
-
-func (a *fakeAPI) received(text string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, r := range a.requests {
-		if strings.Contains(r, text) {
-			return true
-		}
-	}
-	return false
-}
-
-func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasPrefix(r.URL.Path, "/v1/messages") {
-		http.NotFound(w, r)
-		return
-	}
-	if strings.HasSuffix(r.URL.Path, "/count_tokens") {
-		w.Write([]byte(`{"input_tokens":100}`))
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	a.mu.Lock()
-	a.requests = append(a.requests, string(body))
-	a.mu.Unlock()
-	// The step is decided by which tool results the conversation holds; the last
-	// message is not always one (the CLI may add a system message after it).
-	step := "prompt"
-	switch {
-	case strings.Contains(string(body), `"tool_use_id":"toolu_fake_edit_1"`):
-		step = "edited"
-	case strings.Contains(string(body), `"tool_use_id":"toolu_fake_read_1"`):
-		step = "read"
-	}
-	var blocks []map[string]any
-	stop := "tool_use"
-	switch {
-	case step == "prompt" && a.write:
-		blocks = []map[string]any{{"type": "text", "text": "Writing the file."},
-			{"type": "tool_use", "id": "toolu_fake_edit_1", "name": "Write", "input": map[string]any{"file_path": a.file, "content": newContent}}}
-	case step == "prompt":
-		blocks = []map[string]any{{"type": "text", "text": "Reading the file."},
-			{"type": "tool_use", "id": "toolu_fake_read_1", "name": "Read", "input": map[string]any{"file_path": a.file}}}
-	case step == "read":
-		blocks = []map[string]any{{"type": "text", "text": "Editing the file."},
-			{"type": "tool_use", "id": "toolu_fake_edit_1", "name": "Edit", "input": map[string]any{"file_path": a.file, "old_string": "hello world", "new_string": "hello edited"}}}
-	default:
-		blocks, stop = []map[string]any{{"type": "text", "text": "done"}}, "end_turn"
-	}
-	a.mu.Lock()
-	a.sent = append(a.sent, blocks[0]["text"].(string))
-	a.mu.Unlock()
-	streamAnswer(w, blocks, stop)
 }
 
 // streamAnswer writes one streamed Messages API answer (server-sent events).

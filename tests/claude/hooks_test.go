@@ -287,6 +287,11 @@ return { 0, 0 }`, &r)
 		term.buf, term.job = r[0], r[1]
 		return term.buf != 0
 	}, nil)
+	// Before Neovim quits and the temp folders go: claude writes into its config
+	// folder until it has exited.
+	var pid int
+	v.ExecLua(`return vim.fn.jobpid(...)`, &pid, term.job)
+	t.Cleanup(func() { stopGroup(pid) })
 	return term
 }
 
