@@ -89,6 +89,11 @@ func fixtures(t *testing.T, ws string) []fixture {
 	return out
 }
 
+func readFixture(name string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, name))
+	return string(data), err
+}
+
 func handle(t *testing.T, input string, o Options) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Budget)
