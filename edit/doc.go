@@ -53,12 +53,18 @@ const binarySniffLen = 8000
 // (git's rule), which also catches UTF-16. Invalid UTF-8 is allowed: its bytes are
 // kept exactly.
 func CheckText(content []byte) error {
-	head := content[:min(len(content), binarySniffLen)]
-	if i := bytes.IndexByte(head, 0); i >= 0 {
+	if i := binaryAt(content); i >= 0 {
 		return errorf("this looks like a binary file (NUL byte at offset %d); the text tools "+
 			"only edit text files, so nothing was changed", i)
 	}
 	return nil
+}
+
+// IsBinary reports whether content is not text, by CheckText's rule.
+func IsBinary(content []byte) bool { return binaryAt(content) >= 0 }
+
+func binaryAt(content []byte) int {
+	return bytes.IndexByte(content[:min(len(content), binarySniffLen)], 0)
 }
 
 // LineTexts returns the file's lines without terminators and without the BOM: the

@@ -12,7 +12,7 @@ import (
 
 // EditorRecorder records diffs the user accepted in the editor (Claude Code's
 // openDiff) with source "ide" (Claude Code writes those files itself; the recorder
-// only logs the change). A file's change goes to the nearest store above it — where
+// only logs the change, unless Claude Code's hook already did). A file's change goes to the nearest store above it — where
 // `mcpdiff status` run there finds it — or, when there is none, to a new store in the
 // innermost workspace folder holding the file. Files outside both are not recorded.
 type EditorRecorder struct {
@@ -48,36 +48,24 @@ func (r *EditorRecorder) RecordAccepted(conv, path string, before []byte, existe
 	_, err = store.Record(context.Background(), Commit{
 		Conversation: conv, Tool: "openDiff", Source: SourceIDE,
 		Changes: []Change{{Op: op, Path: abs, Before: before, BeforeExists: existed, After: after}},
+		Once:    RecordOnceWithin, // Claude Code's PostToolUse hook may have recorded it
 	})
 	return err
 }
 
 // storeFor finds the store path's change goes to (see EditorRecorder).
 func (r *EditorRecorder) storeFor(path string) (*Store, string, error) {
-	abs := realPath(path)
+	abs := RealPath(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	best, err := Find(filepath.Dir(abs))
-	if err != nil {
-		best = ""
-		for _, f := range r.folders {
-			f = realPath(f)
-			if (abs == f || strings.HasPrefix(abs, f+string(filepath.Separator))) && len(f) > len(best) {
-				best = f
-			}
-		}
-	}
+	best := StoreFolder(abs, r.folders)
 	if best == "" {
 		return nil, "", nil // outside the workspace and any store: nothing to record into
 	}
 	if s, ok := r.stores[best]; ok {
 		return s, abs, nil
 	}
-	root, err := workspace.OpenRoot(best)
-	if err != nil {
-		return nil, "", fmt.Errorf("open workspace %s: %w", best, err)
-	}
-	s, err := Open(root)
+	s, err := OpenFolder(best)
 	if err != nil {
 		return nil, "", err
 	}
@@ -85,13 +73,51 @@ func (r *EditorRecorder) storeFor(path string) (*Store, string, error) {
 	return s, abs, nil
 }
 
-// realPath resolves symlinks in path (or in its folder, for a file not there yet).
-func realPath(path string) string {
+// StoreFolder is the workspace folder whose store records a change of abs (a path
+// with its folders' symlinks resolved, see RealPath): the nearest folder above it
+// that holds a store, else the innermost of folders that holds abs, else "".
+func StoreFolder(abs string, folders []string) string {
+	if found, err := Find(filepath.Dir(abs)); err == nil {
+		return found
+	}
+	best := ""
+	for _, f := range folders {
+		f = RealPath(f)
+		if (abs == f || strings.HasPrefix(abs, f+string(filepath.Separator))) && len(f) > len(best) {
+			best = f
+		}
+	}
+	return best
+}
+
+// OpenFolder opens (creating if needed) the store of the workspace folder dir.
+func OpenFolder(dir string) (*Store, error) {
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
+	}
+	return Open(root)
+}
+
+// RealPath is path made absolute with the symlinks of its folders resolved, as far
+// as they exist (a new file may go into folders not made yet). The last element is
+// resolved too when it is a symlink to an existing file.
+func RealPath(path string) string {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		return p
 	}
-	if d, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
-		return filepath.Join(d, filepath.Base(path))
+	rest := ""
+	for dir := path; ; dir = filepath.Dir(dir) {
+		if p, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(p, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
 	}
-	return filepath.Clean(path)
 }

@@ -33,9 +33,10 @@ const (
 
 // Sources of entries.
 const (
-	SourceMCP      = "mcp"      // a file tool of `mcpdiff serve`
-	SourceIDE      = "ide"      // a diff accepted in Neovim through Claude Code's openDiff
-	SourceExternal = "external" // a change made outside mcpdiff, found before a later edit
+	SourceMCP      = "mcp"         // a file tool of `mcpdiff serve`
+	SourceIDE      = "ide"         // a diff accepted in Neovim through Claude Code's openDiff
+	SourceExternal = "external"    // a change made outside mcpdiff, found before a later edit
+	SourceClaude   = "claude-code" // Claude Code's own Edit/Write tools, seen by its hooks
 )
 
 // Entry is one line of logs/<conv>.log: the fields of seed 000 §4, plus seq (the

@@ -122,6 +122,9 @@ type Commit struct {
 	Check func() error
 	Stage func() error
 	Apply func() error
+	// Once, when set, skips a change the history already recorded within that long
+	// (see RecordOnceWithin). Only for changes already on disk (Apply nil).
+	Once time.Duration
 }
 
 // Record logs c and applies it, under the store's lock. A change made outside
@@ -174,6 +177,12 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
 	for i := range c.Changes {
 		if err := s.prepare(&c.Changes[i]); err != nil {
+			return nil, err
+		}
+	}
+	if c.Once > 0 && c.Apply == nil {
+		var err error
+		if c.Changes, err = s.dropRecorded(c.Changes, c.Once); err != nil || len(c.Changes) == 0 {
 			return nil, err
 		}
 	}

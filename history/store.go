@@ -15,6 +15,7 @@
 //	heads.log                       the last recorded state of each path (heads.go)
 //	journal/                        a decision being carried out (journal.go)
 //	tmp/                            temp files, swept when the store is first locked
+//	hooks/<tool call id>            a file just before a change made by Claude Code (before.go)
 //
 // A decision (accept, reject, cleanup) is all or nothing: it is staged in journal/,
 // committed by writing journal/plan.json, and finished, or undone, by whichever

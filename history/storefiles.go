@@ -125,6 +125,24 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 	return nil
 }
 
+// writeFile writes name in place (creating it and its folder, or truncating it).
+func (f storeFiles) writeFile(name string, data []byte) error {
+	file, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = f.mkdirs(name); err == nil {
+			file, err = f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = file.Write(data)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // writeAtomic replaces name through a temp file in tmp/ and a rename.
 func (f storeFiles) writeAtomic(name string, data []byte) error {
 	var b [8]byte

@@ -143,10 +143,12 @@ type neovimInfo struct {
 	PID int      `msgpack:"pid"`
 	Cwd string   `msgpack:"cwd"`
 	LSP []string `msgpack:"lsp"`
+	// v:servername: where Claude Code's hook asks about unsaved buffers.
+	Server string `msgpack:"server"`
 }
 
-// neovimInfoLua reads Neovim's PID, cwd and the workspace folders of running
-// language servers (get_active_clients before 0.10).
+// neovimInfoLua reads Neovim's PID, cwd, RPC address and the workspace folders of
+// running language servers (get_active_clients before 0.10).
 const neovimInfoLua = `
 local folders, seen = {}, {}
 local get = vim.lsp.get_clients or vim.lsp.get_active_clients
@@ -156,7 +158,7 @@ for _, client in ipairs(get()) do
     if not seen[path] then seen[path] = true; table.insert(folders, path) end
   end
 end
-return { pid = vim.fn.getpid(), cwd = vim.fn.getcwd(), lsp = folders }
+return { pid = vim.fn.getpid(), cwd = vim.fn.getcwd(), lsp = folders, server = vim.v.servername }
 `
 
 // attach starts the IDE server and tells the plugin where it listens. It runs while
@@ -185,6 +187,8 @@ func (b *bridge) attach(ctx context.Context) error {
 		Recorder:  recorder,
 		Logf:      b.logf,
 		OnClients: b.reportClients,
+
+		NvimServer: info.Server,
 	})
 	b.editor.Decider = s
 	if err := s.Start(); err != nil {

@@ -91,11 +91,16 @@ type Buffers struct {
 
 // Dial connects to the Neovim listening at addr ($NVIM: a socket path or host:port).
 func Dial(addr string) (*Buffers, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return DialContext(ctx, addr)
+}
+
+// DialContext is Dial, giving up when ctx ends.
+func DialContext(ctx context.Context, addr string) (*Buffers, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("nvim: no address to dial (set $NVIM or pass --nvim ADDR)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	// Served here, not by go-client, to learn when the connection ends.
 	v, err := nvimrpc.Dial(addr, nvimrpc.DialContext(ctx), nvimrpc.DialServe(false), nvimrpc.DialLogf(func(string, ...any) {}))
 	if err != nil {

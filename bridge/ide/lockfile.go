@@ -11,13 +11,15 @@ import (
 )
 
 // lockFileContent is what the CLI reads from <dir>/<port>.lock. Field order and
-// names follow the IDE protocol; the port is only in the file name.
+// names follow the IDE protocol; the port is only in the file name. NvimServer is
+// mcpdiff's own (the CLI ignores fields it does not know).
 type lockFileContent struct {
 	PID              int      `json:"pid"`
 	WorkspaceFolders []string `json:"workspaceFolders"`
 	IDEName          string   `json:"ideName"`
 	Transport        string   `json:"transport"`
 	AuthToken        string   `json:"authToken"`
+	NvimServer       string   `json:"nvimServer,omitempty"`
 }
 
 // resolveLockDir picks the lock-file folder the way the CLI looks for it.
@@ -33,6 +35,47 @@ func resolveLockDir(dir string) (string, error) {
 		return "", fmt.Errorf("ide: cannot find the lock-file folder: %w (set CLAUDE_CONFIG_DIR or Options.LockDir)", err)
 	}
 	return filepath.Join(home, ".claude", "ide"), nil
+}
+
+// LockDirs are the folders the CLI reads lock files from: $CLAUDE_CONFIG_DIR/ide when
+// that is set, and ~/.claude/ide.
+func LockDirs() []string {
+	var dirs []string
+	if config := os.Getenv("CLAUDE_CONFIG_DIR"); config != "" {
+		dirs = append(dirs, filepath.Join(config, "ide"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if d := filepath.Join(home, ".claude", "ide"); len(dirs) == 0 || dirs[0] != d {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// LockFile is one lock file as read back: which editor serves where.
+type LockFile struct {
+	Path string
+	lockFileContent
+}
+
+// ReadLockFiles reads the lock files in dirs; unreadable or malformed ones (another
+// IDE's, or one being replaced) are skipped.
+func ReadLockFiles(dirs []string) []LockFile {
+	var out []LockFile
+	for _, dir := range dirs {
+		names, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
+		for _, name := range names {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				continue
+			}
+			lf := LockFile{Path: name}
+			if json.Unmarshal(data, &lf.lockFileContent) == nil {
+				out = append(out, lf)
+			}
+		}
+	}
+	return out
 }
 
 // writeLockFile writes the lock file atomically: the CLI deletes lock files it cannot

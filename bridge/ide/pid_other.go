@@ -11,3 +11,6 @@ func checkLivePID(pid int) error {
 	}
 	return nil
 }
+
+// ProcessAlive reports whether pid is plausible (see checkLivePID).
+func ProcessAlive(pid int) bool { return checkLivePID(pid) == nil }

@@ -20,3 +20,7 @@ func checkLivePID(pid int) error {
 	}
 	return fmt.Errorf("ide: Options.PID %d is not a running process (%v); Claude Code would delete the lock file", pid, err)
 }
+
+// ProcessAlive reports whether pid is a running process, as the CLI decides whether
+// a lock file is stale.
+func ProcessAlive(pid int) bool { return pid > 0 && checkLivePID(pid) == nil }

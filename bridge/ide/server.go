@@ -44,6 +44,10 @@ type Options struct {
 	// (the plugin tracks the selection only while someone listens). Calls come from
 	// one goroutine, in order; a slow one delays only the next.
 	OnClients func(n int)
+
+	// NvimServer, optional, is Neovim's RPC address (v:servername), written into the
+	// lock file so that Claude Code's hook can ask this Neovim about unsaved buffers.
+	NvimServer string
 }
 
 // Recorder records diffs accepted in the editor into the edit history.
@@ -384,6 +388,7 @@ func (s *Server) lockContentLocked() lockFileContent {
 		IDEName:          s.opts.IDEName,
 		Transport:        "ws",
 		AuthToken:        s.token,
+		NvimServer:       s.opts.NvimServer,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/mcpdiff/mcpdiff/history"
 )
@@ -26,19 +27,25 @@ commands:
   accept    accept edits
   reject    reject edits and rebuild the files without them
   cleanup   drop fully resolved conversations
+  hook      Claude Code's hook handler (run by Claude Code, never by hand)
+  hooks     install, uninstall or show Claude Code's hooks (install|uninstall|status)
   version   print version and build info
 `
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(time.Now(), os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(start time.Time, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return 2
 	}
 	switch args[0] {
+	case "hook":
+		return runHook(start, args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "hooks":
+		return runHooks(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
 		fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
 		return 0

@@ -41,6 +41,9 @@ M.defaults = {
     size = 0.4,
     -- Extra environment for the terminal job.
     env = {},
+    -- Pass Claude Code the hooks that record its own edits in the edit history and
+    -- refuse writes to buffers with unsaved changes (claude --settings).
+    hooks = true,
   },
 }
 
@@ -99,6 +102,7 @@ local schema = {
   ["terminal.split"] = { one_of({ "vertical", "horizontal", "tab" }) },
   ["terminal.size"] = { positive_number, "a positive number" },
   ["terminal.env"] = { "table" },
+  ["terminal.hooks"] = { "boolean" },
 }
 
 -- Returns the unknown keys of opts (dotted), comparing against the defaults.

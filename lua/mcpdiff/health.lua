@@ -141,13 +141,55 @@ function M.check()
   end
 
   start("mcpdiff: Claude Code")
-  local cmd = require("mcpdiff.config").values.terminal.cmd
+  local terminal = require("mcpdiff.config").values.terminal
+  local cmd = terminal.cmd
   if vim.fn.executable(cmd) == 1 then
     ok(cmd .. " found: " .. vim.fn.exepath(cmd))
-    info("Claude Code 2.1.330 and later send diffs to Neovim only in the `default` permission mode: "
-      .. "run `claude --permission-mode default` (see :help mcpdiff-claude)")
+    info("Claude Code 2.1.330 and later send diffs to Neovim only in the `default` permission mode "
+      .. "(`claude --permission-mode default`); in the others its hooks record its edits (see :help mcpdiff-auto-mode)")
   else
     warn(cmd .. " is not on PATH", { "Install Claude Code (npm install -g @anthropic-ai/claude-code) or set terminal.cmd" })
+  end
+
+  start("mcpdiff: Claude Code hooks")
+  M.check_hooks(bin, terminal.hooks, ok, warn, info)
+end
+
+-- check_hooks reports whether a Claude Code started in Neovim's working directory
+-- records its own edits: with :McpDiffClaude (hooks passed on its command line), or
+-- anywhere (hooks in a settings file, `mcpdiff hooks status`).
+function M.check_hooks(bin, passed, ok, warn, info)
+  if passed then
+    ok("Claude Code started with :McpDiffClaude gets the hooks (option terminal.hooks)")
+  else
+    warn("terminal.hooks is false: Claude Code started with :McpDiffClaude gets no hooks", {
+      "Its own edits (auto and acceptEdits modes) are recorded only when the hooks are in a settings file",
+    })
+  end
+  if not bin then
+    return
+  end
+  local out = vim.fn.system({ bin, "hooks", "status", "--json" })
+  local decoded, status = pcall(vim.fn.json_decode, out)
+  if vim.v.shell_error ~= 0 or not decoded or type(status) ~= "table" then
+    warn("`mcpdiff hooks status` failed: " .. vim.trim(out))
+    return
+  end
+  for _, scope in ipairs(status.scopes or {}) do
+    if scope.installed then
+      ok(("hooks installed in %s (%s settings): %s"):format(scope.path, scope.scope, scope.command))
+    end
+    if scope.problem and scope.problem ~= vim.NIL then
+      warn(("%s (%s settings): %s"):format(scope.path, scope.scope, scope.problem))
+    end
+  end
+  if status.disabledBy and status.disabledBy ~= vim.NIL then
+    warn(status.disabledBy .. " sets disableAllHooks: Claude Code runs no hooks, its edits are not recorded")
+  elseif status.active then
+    ok("active for a claude started anywhere in " .. vim.fn.getcwd())
+  else
+    info("a claude started outside Neovim in " .. vim.fn.getcwd() .. " does not record its edits: "
+      .. "run `mcpdiff hooks install` there (see :help mcpdiff-auto-mode)")
   end
 end
 

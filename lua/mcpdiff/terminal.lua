@@ -35,6 +35,41 @@ function M.environment(port, user_env)
   return env
 end
 
+-- hook_settings returns the settings JSON that gives Claude Code mcpdiff's hooks
+-- (`mcpdiff hooks settings`: the binary names itself by its absolute path), or nil and
+-- why not.
+local settings_cache = {}
+function M.hook_settings(bin)
+  if not settings_cache[bin] then
+    local out = vim.fn.system({ bin, "hooks", "settings" })
+    if vim.v.shell_error ~= 0 then
+      return nil, vim.trim(out)
+    end
+    settings_cache[bin] = out
+  end
+  return settings_cache[bin]
+end
+
+-- hook_args returns the arguments that pass the hooks (nothing when the user passes
+-- settings of their own, or turned them off) and a warning, if any.
+local function hook_args(args)
+  if not require("mcpdiff.config").values.terminal.hooks then
+    return {}
+  end
+  for _, a in ipairs(args) do
+    if a == "--settings" or a:find("^%-%-settings=") then
+      return {}, "your arguments pass --settings, so Claude Code gets no mcpdiff hooks: its own edits are not recorded"
+        .. " (add them with `mcpdiff hooks install`)"
+    end
+  end
+  local bin, why = require("mcpdiff.bridge").find_bin()
+  local settings, err = bin and M.hook_settings(bin)
+  if not settings then
+    return {}, "Claude Code's own edits will not be recorded: " .. tostring(err or why)
+  end
+  return { "--settings", settings }
+end
+
 local function open_window(opts)
   if opts.split == "tab" then
     vim.cmd("tabnew")
@@ -55,13 +90,18 @@ function M.open(extra_args)
     return nil
   end
   local opts = require("mcpdiff.config").values.terminal
-  local cmd = { opts.cmd }
-  vim.list_extend(cmd, opts.args)
-  vim.list_extend(cmd, extra_args or {})
+  local args = vim.list_extend(vim.deepcopy(opts.args), extra_args or {})
   if vim.fn.executable(opts.cmd) ~= 1 then
     vim.notify(("mcpdiff: %s is not on PATH; install Claude Code or set terminal.cmd"):format(opts.cmd), vim.log.levels.ERROR)
     return nil
   end
+  local hooks, warning = hook_args(args)
+  if warning then
+    vim.notify("mcpdiff: " .. warning, vim.log.levels.WARN)
+  end
+  local cmd = { opts.cmd }
+  vim.list_extend(cmd, hooks)
+  vim.list_extend(cmd, args)
   open_window(opts)
   local job_opts = { env = M.environment(info.port, opts.env) }
   local job

@@ -2,6 +2,7 @@
 // against a real headless Neovim running the plugin from this checkout, with a fake
 // Anthropic Messages API on 127.0.0.1: the CLI finds Neovim through the lock file,
 // proposes an edit, and the test accepts or rejects it in Neovim the way a user does.
+// hooks_test.go runs it with mcpdiff's hooks, in the modes where it writes files itself.
 // It follows /work/shared/docs/claude-code-real-client.md.
 //
 // Skipped, saying why, when the CLI or tmux is missing; .ci/run installs both.
@@ -10,15 +11,12 @@ package claude
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +36,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(captureEnv); dir != "" {
+		os.Exit(captureHook(dir)) // run by Claude Code as its hook: see fixtures_test.go
+	}
 	_, here, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Join(filepath.Dir(here), "..", "..")
 	claudeBin = os.Getenv("MCPDIFF_CLAUDE_BIN")
@@ -101,6 +102,9 @@ func TestRealClaudeCodeAcceptAndReject(t *testing.T) {
 		t.Run(v+"/edit then accept", func(t *testing.T) { scenario(t, bin, flow{accept: true, userEdit: true}) })
 		t.Run(v+"/reject", func(t *testing.T) { scenario(t, bin, flow{}) })
 		t.Run(v+"/new file", func(t *testing.T) { scenario(t, bin, flow{accept: true, newFile: true}) })
+		// With the hooks too, an accepted diff is one entry, not two.
+		t.Run(v+"/accept with hooks", func(t *testing.T) { scenario(t, bin, flow{accept: true, hooks: true}) })
+		t.Run(v+"/new file with hooks", func(t *testing.T) { scenario(t, bin, flow{accept: true, newFile: true, hooks: true}) })
 	}
 }
 
@@ -109,6 +113,7 @@ type flow struct {
 	accept   bool // :w, else :q
 	userEdit bool // change the proposal before accepting
 	newFile  bool // Claude Code proposes a new file (Write) instead of an Edit
+	hooks    bool // Claude Code runs mcpdiff's hooks as well (they record the same write)
 }
 
 func nvimVersion(bin string) string {
@@ -136,9 +141,20 @@ func scenario(t *testing.T, nvimBin string, f flow) {
 	if f.newFile {
 		file, want = filepath.Join(w.ws, "new.txt"), newContent
 	}
-	api := newFakeAPI(t, file, f.newFile)
+	api := newScriptAPI(t)
+	if f.newFile {
+		api.script("edit the file", call{"Write", map[string]any{"file_path": file, "content": newContent}})
+	} else {
+		api.script("edit the file",
+			call{"Read", map[string]any{"file_path": file}},
+			call{"Edit", map[string]any{"file_path": file, "old_string": "hello world", "new_string": "hello edited"}})
+	}
 	v, port := w.startNeovim(nvimBin)
-	tm := w.startClaude(api.URL(), port)
+	args := []string{"--permission-mode", "default"}
+	if f.hooks {
+		args = append(args, "--settings", hookSettings(t))
+	}
+	tm := w.startClaude(api.URL(), port, args...)
 
 	// Connected is not enough: Claude Code uses the IDE for diffs only once its MCP
 	// handshake is done (initialized, then ide_connected with its pid).
@@ -189,11 +205,24 @@ return 0`, &proposal)
 			b, _ := os.ReadFile(file)
 			return string(b) == want
 		}, tm.screen)
-		eventually(t, "the turn to go on after the edit (the model's 'done')", func() bool { return api.answered("done") }, tm.screen)
+		eventually(t, "the turn to go on after the edit (the model's 'done')", func() bool { return api.finished("edit the file") }, tm.screen)
 		if f.userEdit && !api.received("The user modified your proposed changes") {
 			t.Fatal("Claude Code did not tell the model that the user changed the proposal")
 		}
 		eventually(t, "the accepted diff to be recorded in the edit history", func() bool { return recorded(w.ws) == 1 }, tm.screen)
+		// The bridge has recorded it, or found it recorded by the hook: still one entry.
+		eventually(t, "the bridge to record the accepted diff", func() bool {
+			return strings.Contains(neovimState(v), "recorded the accepted diff")
+		}, state)
+		if n := recorded(w.ws); n != 1 {
+			t.Fatalf("an accepted diff is %d entries in the history, want 1", n)
+		}
+		if f.hooks { // both hooks ran: PreToolUse kept the file, PostToolUse took it back
+			left, err := os.ReadDir(filepath.Join(w.ws, ".mcp", "edit_history", "hooks"))
+			if err != nil || len(left) != 0 {
+				t.Fatalf("the hooks did not both run: %v %v", left, err)
+			}
+		}
 		eventually(t, "Neovim's diff view to close", func() bool {
 			var n int
 			v.ExecLua(`local n = 0
@@ -214,7 +243,7 @@ return n`, &n)
 	if b, _ := os.ReadFile(file); string(b) != original {
 		t.Fatalf("a rejected edit changed the file: %q", b)
 	}
-	if api.answered("done") {
+	if api.finished("edit the file") {
 		t.Fatal("the turn went on after a rejection; Claude Code should abort it")
 	}
 	if n := recorded(w.ws); n != 0 {
@@ -257,6 +286,7 @@ func recorded(ws string) int {
 type world struct {
 	t                *testing.T
 	home, config, ws string
+	extraEnv         []string // more environment for claude
 }
 
 func newWorld(t *testing.T) *world {
@@ -295,7 +325,7 @@ func (w *world) env() []string {
 
 // startNeovim starts a headless Neovim in the workspace with the plugin and returns
 // it and the port its bridge listens on.
-func (w *world) startNeovim(bin string) (*nvimrpc.Nvim, int) {
+func (w *world) startNeovim(bin string, opts ...map[string]any) (*nvimrpc.Nvim, int) {
 	t := w.t
 	v, err := nvimrpc.NewChildProcess(
 		nvimrpc.ChildProcessCommand(bin),
@@ -308,11 +338,18 @@ func (w *world) startNeovim(bin string) (*nvimrpc.Nvim, int) {
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	t.Cleanup(func() { v.Command("qa!"); v.Close() })
+	setup := map[string]any{}
+	for _, o := range opts {
+		for k, v := range o {
+			setup[k] = v
+		}
+	}
+	setup["bin"] = binPath
 	err = v.ExecLua(`
-local root, bin = ...
+local root, opts = ...
 vim.opt.rtp:prepend(root)
 vim.cmd("runtime plugin/mcpdiff.lua")
-require("mcpdiff").setup({ bin = bin })`, nil, repoRoot, binPath)
+require("mcpdiff").setup(opts)`, nil, repoRoot, setup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,19 +371,25 @@ type tmuxClaude struct {
 	socket string
 }
 
-func (w *world) startClaude(apiURL string, idePort int) *tmuxClaude {
+// startClaude runs claude with args in the workspace, connected to the IDE server on
+// idePort (0: none).
+func (w *world) startClaude(apiURL string, idePort int, args ...string) *tmuxClaude {
 	t := w.t
 	tm := &tmuxClaude{t: t, socket: fmt.Sprintf("mcpdiff-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	env := append(w.env(),
-		"ANTHROPIC_BASE_URL="+apiURL, "ANTHROPIC_API_KEY=sk-test-dummy",
-		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
-		fmt.Sprintf("CLAUDE_CODE_SSE_PORT=%d", idePort))
+	env := append(append(w.env(), claudeEnv(apiURL)...), w.extraEnv...)
+	if idePort != 0 {
+		env = append(env, fmt.Sprintf("CLAUDE_CODE_SSE_PORT=%d", idePort))
+	}
 	var quoted []string
 	for _, e := range env {
 		quoted = append(quoted, shellQuote(e))
 	}
+	command := "env -i " + strings.Join(quoted, " ") + " " + shellQuote(claudeBin)
+	for _, a := range args {
+		command += " " + shellQuote(a)
+	}
 	// "sleep" keeps the pane readable if claude exits, so a failure shows its screen.
-	command := "env -i " + strings.Join(quoted, " ") + " " + shellQuote(claudeBin) + " --permission-mode default; sleep 600"
+	command += "; sleep 600"
 	cmd := exec.Command("tmux", "-L", tm.socket, "new-session", "-d", "-s", "S", "-x", "160", "-y", "50", "-c", w.ws, command)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
@@ -355,18 +398,31 @@ func (w *world) startClaude(apiURL string, idePort int) *tmuxClaude {
 	return tm
 }
 
+// claudeEnv is what claude needs to talk to the fake API only.
+func claudeEnv(apiURL string) []string {
+	return []string{"ANTHROPIC_BASE_URL=" + apiURL, "ANTHROPIC_API_KEY=sk-test-dummy",
+		"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"}
+}
+
 // stop kills claude and everything in its pane, and waits until they are gone (they
 // write into the config folder that the test then removes).
 func (tm *tmuxClaude) stop() {
 	out, _ := exec.Command("tmux", "-L", tm.socket, "list-panes", "-F", "#{pane_pid}").Output()
 	var pgid int
 	fmt.Sscan(strings.TrimSpace(string(out)), &pgid)
-	if pgid > 0 {
-		syscall.Kill(-pgid, syscall.SIGKILL)
-	}
+	stopGroup(pgid)
 	exec.Command("tmux", "-L", tm.socket, "kill-server").Run()
+}
+
+// stopGroup kills the process group pgid (a terminal's processes) and waits until
+// they are gone.
+func stopGroup(pgid int) {
+	if pgid <= 0 {
+		return
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
-	for pgid > 0 && groupAlive(pgid) && time.Now().Before(deadline) {
+	for groupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond) // waiting for the kernel to reap them, bounded
 	}
 }
@@ -428,91 +484,6 @@ func eventually(t *testing.T, what string, cond func() bool, screen func() strin
 		}
 		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
 	}
-}
-
-// fakeAPI is a scripted Anthropic Messages API: prompt → Read; Read result → Edit;
-// Edit result → "done".
-type fakeAPI struct {
-	srv      *httptest.Server
-	file     string
-	write    bool // propose a new file with Write instead of Read then Edit
-	mu       sync.Mutex
-	sent     []string // the text of each answer, in order
-	requests []string // every request body
-}
-
-func newFakeAPI(t *testing.T, file string, write bool) *fakeAPI {
-	a := &fakeAPI{file: file, write: write}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
-	return a
-}
-
-func (a *fakeAPI) URL() string { return a.srv.URL }
-
-func (a *fakeAPI) answered(text string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, s := range a.sent {
-		if s == text {
-			return true
-		}
-	}
-	return false
-}
-
-func (a *fakeAPI) received(text string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, r := range a.requests {
-		if strings.Contains(r, text) {
-			return true
-		}
-	}
-	return false
-}
-
-func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasPrefix(r.URL.Path, "/v1/messages") {
-		http.NotFound(w, r)
-		return
-	}
-	if strings.HasSuffix(r.URL.Path, "/count_tokens") {
-		w.Write([]byte(`{"input_tokens":100}`))
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	a.mu.Lock()
-	a.requests = append(a.requests, string(body))
-	a.mu.Unlock()
-	// The step is decided by which tool results the conversation holds; the last
-	// message is not always one (the CLI may add a system message after it).
-	step := "prompt"
-	switch {
-	case strings.Contains(string(body), `"tool_use_id":"toolu_fake_edit_1"`):
-		step = "edited"
-	case strings.Contains(string(body), `"tool_use_id":"toolu_fake_read_1"`):
-		step = "read"
-	}
-	var blocks []map[string]any
-	stop := "tool_use"
-	switch {
-	case step == "prompt" && a.write:
-		blocks = []map[string]any{{"type": "text", "text": "Writing the file."},
-			{"type": "tool_use", "id": "toolu_fake_edit_1", "name": "Write", "input": map[string]any{"file_path": a.file, "content": newContent}}}
-	case step == "prompt":
-		blocks = []map[string]any{{"type": "text", "text": "Reading the file."},
-			{"type": "tool_use", "id": "toolu_fake_read_1", "name": "Read", "input": map[string]any{"file_path": a.file}}}
-	case step == "read":
-		blocks = []map[string]any{{"type": "text", "text": "Editing the file."},
-			{"type": "tool_use", "id": "toolu_fake_edit_1", "name": "Edit", "input": map[string]any{"file_path": a.file, "old_string": "hello world", "new_string": "hello edited"}}}
-	default:
-		blocks, stop = []map[string]any{{"type": "text", "text": "done"}}, "end_turn"
-	}
-	a.mu.Lock()
-	a.sent = append(a.sent, blocks[0]["text"].(string))
-	a.mu.Unlock()
-	streamAnswer(w, blocks, stop)
 }
 
 // streamAnswer writes one streamed Messages API answer (server-sent events).

@@ -247,7 +247,8 @@ func TestHealth(t *testing.T) {
 		var lines []string
 		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 		text := strings.Join(lines, "\n")
-		for _, want := range []string{"mcpdiff: binary", "0.1.0", "listening on 127.0.0.1", "lock file", "Claude Code"} {
+		for _, want := range []string{"mcpdiff: binary", "0.1.0", "listening on 127.0.0.1", "lock file", "Claude Code",
+			"mcpdiff: Claude Code hooks", "Claude Code started with :McpDiffClaude gets the hooks", "mcpdiff hooks install"} {
 			if !strings.Contains(text, want) {
 				t.Fatalf(":checkhealth mcpdiff lacks %q:\n%s", want, text)
 			}
@@ -255,47 +256,110 @@ func TestHealth(t *testing.T) {
 		if strings.Contains(text, "ERROR") {
 			t.Fatalf(":checkhealth mcpdiff reports an error:\n%s", text)
 		}
+		// Once installed for claude started anywhere in the workspace, it says so.
+		install := exec.Command(binPath, "hooks", "install")
+		install.Dir, install.Env = s.ws, []string{"HOME=" + s.home, "CLAUDE_CONFIG_DIR=" + s.config}
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("hooks install: %v %s", err, out)
+		}
+		s.cmd("tabnew")
+		s.cmd("checkhealth mcpdiff")
+		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+		text = strings.Join(lines, "\n")
+		local := filepath.Join(s.ws, ".claude", "settings.local.json")
+		if !strings.Contains(text, "hooks installed in "+local) || !strings.Contains(text, "active for a claude started anywhere in "+s.ws) {
+			t.Fatalf(":checkhealth mcpdiff after hooks install:\n%s", text)
+		}
 	})
 }
 
-func TestClaudeTerminalEnvironment(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		dir := t.TempDir()
-		out := filepath.Join(dir, "env.txt")
-		script := filepath.Join(dir, "fake-claude")
-		body := "#!/bin/sh\nenv > " + out + ".tmp\necho \"ARGS=$*\" >> " + out + ".tmp\nmv " + out + ".tmp " + out + "\n"
-		if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
+// fakeClaude is a script standing in for claude: it writes its environment and
+// its arguments (NUL-separated), then exits.
+func fakeClaude(t *testing.T) (script, envFile, argsFile string) {
+	dir := t.TempDir()
+	envFile, argsFile = filepath.Join(dir, "env.txt"), filepath.Join(dir, "args")
+	script = filepath.Join(dir, "fake-claude")
+	body := "#!/bin/sh\nenv > " + envFile + ".tmp\nprintf '%s\\0' \"$@\" > " + argsFile + "\nmv " + envFile + ".tmp " + envFile + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script, envFile, argsFile
+}
+
+// claudeRun waits for the fake claude to run and returns its environment and
+// arguments.
+func claudeRun(t *testing.T, envFile, argsFile string) (map[string]string, []string) {
+	var data []byte
+	eventually(t, "the fake claude to write its environment", func() bool {
+		var err error
+		data, err = os.ReadFile(envFile)
+		return err == nil
+	})
+	env := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
 		}
+	}
+	args, _ := os.ReadFile(argsFile)
+	return env, strings.Split(strings.TrimSuffix(string(args), "\x00"), "\x00")
+}
+
+func TestClaudeTerminalEnvironment(t *testing.T) {
+	settings, err := exec.Command(binPath, "hooks", "settings").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eachNvim(t, func(t *testing.T, nv string) {
+		script, envFile, argsFile := fakeClaude(t)
 		s := newSession(t, nv)
 		s.lua(`vim.env.no_proxy = "example.com,localhost"; vim.env.NO_PROXY = nil`, nil)
 		s.setup(options{"terminal": map[string]any{"cmd": script, "args": []string{"--permission-mode", "default"}}})
 		info := s.waitAttached()
 		s.cmd("McpDiffClaude --resume")
-		var data []byte
-		eventually(t, "the fake claude to write its environment", func() bool {
-			var err error
-			data, err = os.ReadFile(out)
-			return err == nil
-		})
-		env := map[string]string{}
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, "="); ok {
-				env[k] = v
-			}
-		}
+		env, args := claudeRun(t, envFile, argsFile)
 		want := map[string]string{
 			"CLAUDE_CODE_SSE_PORT":   strconv.Itoa(info.Port),
 			"ENABLE_IDE_INTEGRATION": "true",
 			"FORCE_CODE_TERMINAL":    "true",
 			"no_proxy":               "example.com,localhost,127.0.0.1,::1",
 			"NO_PROXY":               "localhost,127.0.0.1,::1",
-			"ARGS":                   "--permission-mode default --resume",
 		}
 		for k, v := range want {
 			if env[k] != v {
 				t.Errorf("%s = %q, want %q", k, env[k], v)
 			}
+		}
+		// The hooks that record Claude Code's own edits come first, as --settings.
+		wantArgs := []string{"--settings", string(settings), "--permission-mode", "default", "--resume"}
+		if strings.Join(args, "|") != strings.Join(wantArgs, "|") {
+			t.Errorf("arguments %q, want %q", args, wantArgs)
+		}
+	})
+}
+
+// TestClaudeTerminalWithoutHooks: terminal.hooks = false, or settings of the user's
+// own on the command line, pass no hooks (the latter says so).
+func TestClaudeTerminalWithoutHooks(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		script, envFile, argsFile := fakeClaude(t)
+		s := startNvim(t, nv, options{"terminal": map[string]any{"cmd": script, "hooks": false}})
+		s.cmd("McpDiffClaude")
+		if _, args := claudeRun(t, envFile, argsFile); len(args) != 1 || args[0] != "" {
+			t.Errorf("terminal.hooks = false: arguments %q", args)
+		}
+		os.Remove(envFile)
+		s.lua(`require("mcpdiff.config").values.terminal.hooks = true`, nil)
+		s.cmd("McpDiffClaude --settings /my/settings.json")
+		if _, args := claudeRun(t, envFile, argsFile); strings.Join(args, " ") != "--settings /my/settings.json" {
+			t.Errorf("with the user's --settings: arguments %q", args)
+		}
+		found := false
+		for _, m := range s.messages() {
+			found = found || strings.Contains(m.Msg, "no mcpdiff hooks")
+		}
+		if !found {
+			t.Errorf("no warning that the hooks were not passed: %v", s.messages())
 		}
 	})
 }

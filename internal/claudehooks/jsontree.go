@@ -1,0 +1,209 @@
+package claudehooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// node is a JSON value that keeps the order of object keys, so that a settings file
+// mcpdiff changes keeps the user's order. Scalars are kept as their JSON text.
+type node struct {
+	object []member // for objects (obj true)
+	array  []*node  // for arrays (arr true)
+	obj    bool
+	arr    bool
+	scalar json.RawMessage
+}
+
+type member struct {
+	key string
+	val *node
+}
+
+// parseTree decodes one JSON value; anything after it is an error.
+func parseTree(data []byte) (*node, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	n, err := parseNode(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON value")
+	}
+	return n, nil
+}
+
+func parseNode(dec *json.Decoder) (*node, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			n := &node{obj: true}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := parseNode(dec)
+				if err != nil {
+					return nil, err
+				}
+				n.object = append(n.object, member{k.(string), v})
+			}
+			_, err := dec.Token()
+			return n, err
+		case '[':
+			n := &node{arr: true, array: []*node{}}
+			for dec.More() {
+				v, err := parseNode(dec)
+				if err != nil {
+					return nil, err
+				}
+				n.array = append(n.array, v)
+			}
+			_, err := dec.Token()
+			return n, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		raw, err := marshal(t)
+		return &node{scalar: raw}, err
+	}
+}
+
+// toNode converts a Go value (maps, slices, scalars) into a node; map keys come out
+// in the order keys gives them.
+func toNode(v any, keys ...string) *node {
+	switch t := v.(type) {
+	case *node:
+		return t
+	case []any:
+		n := &node{arr: true, array: []*node{}}
+		for _, e := range t {
+			n.array = append(n.array, toNode(e))
+		}
+		return n
+	case map[string]any:
+		n := &node{obj: true}
+		for _, k := range keys {
+			if e, ok := t[k]; ok {
+				n.object = append(n.object, member{k, toNode(e)})
+			}
+		}
+		return n
+	default:
+		raw, _ := marshal(t)
+		return &node{scalar: raw}
+	}
+}
+
+// get returns the value of key in an object node, or nil.
+func (n *node) get(key string) *node {
+	for _, m := range n.object {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+// set replaces key's value, or appends key.
+func (n *node) set(key string, v *node) {
+	for i, m := range n.object {
+		if m.key == key {
+			n.object[i].val = v
+			return
+		}
+	}
+	n.object = append(n.object, member{key, v})
+}
+
+func (n *node) remove(key string) {
+	for i, m := range n.object {
+		if m.key == key {
+			n.object = append(n.object[:i], n.object[i+1:]...)
+			return
+		}
+	}
+}
+
+// str is the value of a string node, "" for anything else.
+func (n *node) str() string {
+	var s string
+	if n != nil && n.scalar != nil && json.Unmarshal(n.scalar, &s) == nil {
+		return s
+	}
+	return ""
+}
+
+// equal compares two nodes as JSON values (key order ignored).
+func (n *node) equal(o *node) bool {
+	var a, b any
+	return json.Unmarshal(n.encode(""), &a) == nil && json.Unmarshal(o.encode(""), &b) == nil && reflect.DeepEqual(a, b)
+}
+
+// encode writes the value the way Claude Code writes its settings files
+// (JSON.stringify with an indent of two spaces); indent is the current one.
+func (n *node) encode(indent string) []byte {
+	var b bytes.Buffer
+	n.write(&b, indent)
+	return b.Bytes()
+}
+
+func (n *node) write(b *bytes.Buffer, indent string) {
+	inner := indent + "  "
+	switch {
+	case n.obj && len(n.object) == 0:
+		b.WriteString("{}")
+	case n.obj:
+		b.WriteString("{\n")
+		for i, m := range n.object {
+			key, _ := marshal(m.key)
+			b.WriteString(inner)
+			b.Write(key)
+			b.WriteString(": ")
+			m.val.write(b, inner)
+			if i < len(n.object)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(indent + "}")
+	case n.arr && len(n.array) == 0:
+		b.WriteString("[]")
+	case n.arr:
+		b.WriteString("[\n")
+		for i, e := range n.array {
+			b.WriteString(inner)
+			e.write(b, inner)
+			if i < len(n.array)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(indent + "]")
+	default:
+		b.Write(n.scalar)
+	}
+}
+
+// marshal encodes a scalar without Go's HTML escaping (JSON.stringify has none).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}

@@ -1,0 +1,178 @@
+// Package hooks holds the end-to-end tests of `mcpdiff hook` and `mcpdiff hooks`: the
+// binary runs as Claude Code runs it, one process per hook event with the event on
+// stdin, against real files in temp folders; many at once, killed halfway, or
+// facing a locked or read-only store. (The real Claude Code CLI drives the same
+// binary in tests/claude.)
+package hooks
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	binary = os.Getenv("MCPDIFF_BIN")
+	if binary != "" {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "mcpdiff-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "mcpdiff")
+	_, here, _, _ := runtime.Caller(0)
+	// Not with -race: a race build takes a second to start, so the kills of
+	// TestHookKilledMidRecord would all land before the hook does anything. The
+	// guard's goroutines run under -race in tests/nvim.
+	build := exec.Command("go", "build", "-o", binary, "./cmd/mcpdiff")
+	build.Dir = filepath.Join(filepath.Dir(here), "..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// ws is a temp workspace; HOME and CLAUDE_CONFIG_DIR point into it, so no real
+// settings or lock files are read.
+type ws struct {
+	t   *testing.T
+	dir string
+	env []string
+}
+
+func newWS(t *testing.T) *ws {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &ws{t: t, dir: filepath.Join(base, "project")}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(base, "home"), "CLAUDE_CONFIG_DIR=" + filepath.Join(base, "claude")}
+	return w
+}
+
+func (w *ws) path(rel string) string { return filepath.Join(w.dir, rel) }
+
+func (w *ws) write(rel, content string) {
+	w.t.Helper()
+	if err := os.MkdirAll(filepath.Dir(w.path(rel)), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(w.path(rel), []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *ws) read(rel string) string {
+	w.t.Helper()
+	data, err := os.ReadFile(w.path(rel))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// event is a hook input as Claude Code 2.1.330 sends it (see
+// internal/claudehooks/testdata for recorded ones).
+func (w *ws) event(name, session, prompt, toolUseID, rel string) string {
+	ev := map[string]any{
+		"session_id": session, "transcript_path": "/dev/null", "cwd": w.dir, "prompt_id": prompt,
+		"permission_mode": "auto", "hook_event_name": name, "tool_name": "Edit", "tool_use_id": toolUseID,
+		"tool_input": map[string]any{"file_path": w.path(rel), "old_string": "a", "new_string": "b", "replace_all": false},
+	}
+	if name == "PostToolUse" {
+		ev["tool_response"] = map[string]any{"filePath": w.path(rel), "originalFile": "a\n", "structuredPatch": []any{}, "userModified": false}
+	}
+	b, _ := json.Marshal(ev)
+	return string(b)
+}
+
+// hook runs `mcpdiff hook` with input on stdin.
+func (w *ws) hook(input string, env ...string) (stdout, stderr string, code int) {
+	cmd := w.command(env, "hook")
+	cmd.Stdin = strings.NewReader(input)
+	return run(w.t, cmd)
+}
+
+func (w *ws) command(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = w.dir
+	cmd.Env = append(append([]string{}, w.env...), env...)
+	return cmd
+}
+
+func run(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return out.String(), errOut.String(), exit.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("run %v: %v", cmd.Args, err)
+	}
+	return out.String(), errOut.String(), 0
+}
+
+// edit runs one Edit as Claude Code does: PreToolUse, the write, PostToolUse.
+func (w *ws) edit(session, prompt, toolUseID, rel, after string) {
+	w.t.Helper()
+	if out, errOut, code := w.hook(w.event("PreToolUse", session, prompt, toolUseID, rel)); code != 0 || out != "" {
+		w.t.Errorf("PreToolUse of %s: exit %d, stdout %q, stderr %q", rel, code, out, errOut)
+		return
+	}
+	w.write(rel, after)
+	if out, errOut, code := w.hook(w.event("PostToolUse", session, prompt, toolUseID, rel)); code != 0 || out != "" {
+		w.t.Errorf("PostToolUse of %s: exit %d, stdout %q, stderr %q", rel, code, out, errOut)
+	}
+}
+
+// store opens the workspace's edit history.
+func (w *ws) store() *history.Store {
+	w.t.Helper()
+	root, err := workspace.OpenRoot(w.dir)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { root.Close() })
+	s, err := history.OpenExisting(root)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s
+}
+
+func (w *ws) entries() []*history.Entry {
+	w.t.Helper()
+	l, err := w.store().List(history.Filter{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return l.Entries
+}
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
