@@ -204,10 +204,14 @@ func TestRealClaudeCodeGuardOutsideNeovim(t *testing.T) {
 	eventually(t, "Claude Code's prompt", func() bool { return promptReady(tm.screen()) }, tm.screen)
 	tm.typeLine("edit a")
 	eventually(t, "the model's 'done'", func() bool { return api.finished("edit a") }, tm.screen)
-	// The screen wraps long lines: compare words.
-	if screen := strings.Join(strings.Fields(tm.screen()), " "); !strings.Contains(screen, "unsaved changes in Neovim") || !api.received("unsaved changes in Neovim") {
-		t.Fatalf("neither the screen nor the model heard why the edit was refused:\n%s%s", tm.screen(), neovimState(v))
+	if !api.received("unsaved changes in Neovim") {
+		t.Fatalf("the model did not hear why the edit was refused:\n%s%s", tm.screen(), neovimState(v))
 	}
+	// The terminal redraws after the model's answer: wait for it. The screen wraps long
+	// lines, so compare words.
+	eventually(t, "the refusal's reason on Claude Code's screen", func() bool {
+		return strings.Contains(strings.Join(strings.Fields(tm.screen()), " "), "unsaved changes in Neovim")
+	}, tm.screen)
 	if got, _ := w.read("a.txt"); got != "one\ntwo\n" {
 		t.Fatalf("a.txt was written: %q", got)
 	}
