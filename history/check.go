@@ -11,11 +11,11 @@ func (s *Store) Check() ([]Drift, error) {
 	all, _ := lineages(snap)
 	var drifts []Drift
 	for _, l := range all {
-		_, R, err := s.replay(l, snap, func(e *Entry) Status { return e.Status })
+		p, err := s.replay(l, snap, currentStatus)
 		if err != nil {
 			return nil, err
 		}
-		d, _, err := s.drift(R)
+		d, _, err := s.drift(p.R)
 		if err != nil {
 			return nil, err
 		}

@@ -18,16 +18,34 @@ import (
 // ErrUnknownID means an id matched no edit and no conversation.
 var ErrUnknownID = errors.New("unknown edit or conversation id")
 
+// ErrNoPendingChange means a selection by lines touched no pending change.
+var ErrNoPendingChange = errors.New("no pending change")
+
 // Selection picks the edits a decision applies to.
 type Selection struct {
 	IDs          []string // edit ids (or unique prefixes of at least 4 characters) or conversation ids
 	Conversation string   // every edit of this conversation
 	File         string   // the pending edits of this file (absolute path)
+	// Lines narrows File to the pending change blocks that touch these lines of the
+	// file as it is on disk: part of an edit when they cover part of it.
+	Lines []LineRange
+	Hunks []HunkRef // change blocks of edits
+	// WithLater makes a reject take along every later kept edit in its way (those a
+	// plain reject refuses naming), instead of refusing.
+	WithLater bool
+}
+
+// HunkRef names one change block of an edit (Hunk.Block).
+type HunkRef struct {
+	EditID string
+	Block  int
 }
 
 // Outcome is what a decision did.
 type Outcome struct {
-	Edits    []string // edits whose status changed
+	Edits    []string // edits whose status (of all or some of their blocks) changed
+	Later    []string // of those, the later edits WithLater took along
+	Blocks   int      // blocks decided when the selection named lines or hunks
 	Files    []string // files rewritten, created or removed on disk
 	Warnings []string // corrupted log lines that were skipped
 }
@@ -50,10 +68,12 @@ func (e *ExternalChangeError) Error() string {
 	return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit; rebuilding would discard those changes (use --force to discard them)", strings.Join(paths, ", "))
 }
 
-// Decide sets the status of the selected edits and rebuilds the files whose content
-// must change: rejecting an edit removes it while every other kept edit stays, and
-// accepting a rejected edit puts it back. Nothing changes if any file would conflict,
-// or (unless force) if a file was changed outside mcpdiff.
+// Decide sets the status of the selected edits (or of their selected blocks) and
+// rebuilds the files whose content must change: rejecting removes what was selected
+// while every other kept edit stays, and accepting a rejected edit puts it back.
+// Nothing changes if the result would be a guess (a *ConflictError naming every later
+// edit in the way, unless sel.WithLater rejects them too), or (unless force) if a file
+// was changed outside mcpdiff.
 func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool) (*Outcome, error) {
 	if to != Accepted && to != Rejected {
 		return nil, fmt.Errorf("can only accept or reject, not %q", to)
@@ -67,28 +87,26 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 	if err != nil {
 		return nil, err
 	}
-	picked, err := selectEntries(snap, sel)
-	if err != nil {
-		return nil, err
-	}
 	out := &Outcome{Warnings: snap.warnings}
-	next := map[string]Status{}
-	for _, e := range picked {
-		if e.Status != to {
-			next[e.EditID] = to
-			out.Edits = append(out.Edits, e.EditID)
-		}
+	next, err := s.decisions(snap, sel, to, out)
+	if err != nil || len(next) == 0 {
+		return out, err
 	}
-	if len(next) == 0 {
-		return out, nil
-	}
-	status := func(e *Entry) Status {
-		if st, ok := next[e.EditID]; ok {
-			return st
+	status := func(e *Entry) verdict {
+		if v, ok := next[e.EditID]; ok {
+			return v
 		}
-		return e.Status
+		return e.verdict()
 	}
 	plan, err := s.plan(snap, next, status, force)
+	var conflict *ConflictError
+	for errors.As(err, &conflict) {
+		conflict.Rejecting = to == Rejected
+		if !sel.WithLater || to != Rejected || !takeAlong(conflict, next, out) {
+			return nil, err
+		}
+		plan, err = s.plan(snap, next, status, force)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +122,113 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 	return out, nil
 }
 
-// selectEntries resolves a selection against the store.
+// takeAlong adds the later edits in the way of a reject to it. It reports false when
+// there is nothing to add (they are rejected already: the conflict is not theirs).
+func takeAlong(c *ConflictError, next map[string]verdict, out *Outcome) bool {
+	grew := false
+	for _, e := range c.Later() {
+		if v, ok := next[e.EditID]; ok && v.rejectedAll() {
+			continue
+		}
+		if _, ok := next[e.EditID]; !ok {
+			out.Edits = append(out.Edits, e.EditID)
+		}
+		next[e.EditID] = verdict{status: Rejected}
+		out.Later = append(out.Later, e.EditID)
+		grew = true
+	}
+	return grew
+}
+
+// decisions resolves a selection into the new verdict of every entry it changes.
+func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome) (map[string]verdict, error) {
+	next := map[string]verdict{}
+	decide := func(e *Entry, v verdict) {
+		if _, ok := next[e.EditID]; !ok {
+			if e.verdict().equal(v) {
+				return
+			}
+			out.Edits = append(out.Edits, e.EditID)
+		}
+		next[e.EditID] = v
+	}
+	picked, err := selectEntries(snap, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range picked {
+		decide(e, verdict{status: to})
+	}
+	refs := append([]HunkRef(nil), sel.Hunks...)
+	switch {
+	case sel.File != "" && len(sel.Lines) > 0:
+		hunks, err := s.hunksIn(snap, sel.File)
+		if err != nil {
+			return nil, err
+		}
+		touched := touching(hunks, sel.Lines)
+		if len(touched) == 0 {
+			var rs []string
+			for _, r := range sel.Lines {
+				rs = append(rs, r.String())
+			}
+			return nil, fmt.Errorf("%w on line(s) %s of %s (see the signs, or `mcpdiff status --file`)", ErrNoPendingChange, strings.Join(rs, ","), sel.File)
+		}
+		for _, h := range touched {
+			refs = append(refs, HunkRef{EditID: h.EditID, Block: h.Block})
+		}
+	case sel.File != "":
+		// The pending edits of the file: their pending blocks (others keep theirs).
+		for _, e := range snap.entries {
+			if e.Status == Pending && (e.FilePath == sel.File || e.from() == sel.File) {
+				v := e.verdict()
+				decide(e, v.set(max(len(v.hunks), 1), to, func(i int) bool { return v.block(i) == Pending }))
+			}
+		}
+	}
+	byEdit := map[string][]int{}
+	var order []*Entry
+	for _, r := range refs {
+		matched, err := Lookup(snap.entries, r.EditID)
+		if err != nil {
+			return nil, err
+		}
+		if len(matched) != 1 {
+			return nil, fmt.Errorf("%w: %q names a conversation, not one edit", ErrUnknownID, r.EditID)
+		}
+		e := matched[0]
+		if _, ok := byEdit[e.EditID]; !ok {
+			order = append(order, e)
+		}
+		byEdit[e.EditID] = append(byEdit[e.EditID], r.Block)
+	}
+	for _, e := range order {
+		n := 1
+		if e.DiffFile != nil && e.Operation != Create {
+			blocks, err := s.diffBlocks(*e.DiffFile)
+			if err != nil {
+				return nil, err
+			}
+			n = max(len(blocks), 1)
+		}
+		picks := map[int]bool{}
+		for _, b := range byEdit[e.EditID] {
+			if b < 0 || b >= n {
+				return nil, fmt.Errorf("%w: edit %s has no change block %d (it has %d)", ErrUnknownID, short(e.EditID), b, n)
+			}
+			picks[b] = true
+		}
+		out.Blocks += len(picks)
+		base := e.verdict()
+		if prev, ok := next[e.EditID]; ok {
+			base = prev
+		}
+		decide(e, base.set(n, to, func(i int) bool { return picks[i] }))
+	}
+	return next, nil
+}
+
+// selectEntries resolves the whole edits a selection names (ids and conversation).
 func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 	var out []*Entry
 	seen := map[string]bool{}
@@ -123,13 +247,6 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 		}
 		if len(out) == n {
 			return nil, fmt.Errorf("%w: no conversation %s", ErrUnknownID, sel.Conversation)
-		}
-	}
-	if sel.File != "" {
-		for _, e := range snap.entries {
-			if e.Status == Pending && (e.FilePath == sel.File || e.from() == sel.File) {
-				add(e)
-			}
 		}
 	}
 	for _, id := range sel.IDs {
@@ -199,29 +316,35 @@ func sameFile(a, b fileState) bool {
 	return a.path == b.path && equalLines(a.lines, b.lines)
 }
 
-// plan replays every file an effective status change touches and checks the
-// result can be written.
-func (s *Store) plan(snap *snapshot, next map[string]Status, status func(*Entry) Status, force bool) ([]*fileChange, error) {
+// plan replays every file whose content a decision changes and checks the result
+// can be written without a guess.
+func (s *Store) plan(snap *snapshot, next map[string]verdict, status func(*Entry) verdict, force bool) ([]*fileChange, error) {
 	all, _ := lineages(snap)
 	var plan []*fileChange
 	var drifts []Drift
+	var conflicts []Conflict
 	for _, l := range all {
 		var changed []string
 		for _, st := range l.steps {
 			if st.entry == nil {
 				continue
 			}
-			if _, ok := next[st.entry.EditID]; ok && st.entry.kept() != (status(st.entry) != Rejected) {
+			if v, ok := next[st.entry.EditID]; ok && !sameKept(st.entry.verdict(), v) {
 				changed = append(changed, st.entry.EditID)
 			}
 		}
 		if len(changed) == 0 {
 			continue
 		}
-		S, R, err := s.replay(l, snap, status)
+		p, err := s.replay(l, snap, status)
 		if err != nil {
 			return nil, err
 		}
+		if len(p.conflicts) > 0 {
+			conflicts = append(conflicts, p.conflicts...)
+			continue
+		}
+		S, R := p.S, p.R
 		d, mode, err := s.drift(R)
 		if err != nil {
 			return nil, err
@@ -239,6 +362,9 @@ func (s *Store) plan(snap *snapshot, next map[string]Status, status func(*Entry)
 			}
 		}
 		plan = append(plan, f)
+	}
+	if len(conflicts) > 0 {
+		return nil, &ConflictError{Conflicts: conflicts}
 	}
 	if len(drifts) > 0 && !force {
 		return nil, &ExternalChangeError{Drifts: drifts}
@@ -363,7 +489,7 @@ func (s *Store) carryOut(plan []*fileChange) error {
 
 // saveDecisions records the new statuses and, for every file rewritten, a rebuild
 // marker and its new head.
-func (s *Store) saveDecisions(snap *snapshot, next map[string]Status, plan []*fileChange) error {
+func (s *Store) saveDecisions(snap *snapshot, next map[string]verdict, plan []*fileChange) error {
 	for _, f := range plan {
 		if !f.needed() {
 			continue
@@ -372,11 +498,11 @@ func (s *Store) saveDecisions(snap *snapshot, next map[string]Status, plan []*fi
 			return err
 		}
 	}
-	byConv := map[string]map[string]Status{}
+	byConv := map[string]map[string]verdict{}
 	for _, e := range snap.entries {
 		if st, ok := next[e.EditID]; ok {
 			if byConv[e.ConversationID] == nil {
-				byConv[e.ConversationID] = map[string]Status{}
+				byConv[e.ConversationID] = map[string]verdict{}
 			}
 			byConv[e.ConversationID][e.EditID] = st
 		}

@@ -98,4 +98,5 @@ func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool
 }
 
 var entryKeys = []string{"edit_id", "conversation_id", "tool_call_index", "seq", "timestamp", "operation",
-	"file_path", "source_path", "tool_name", "status", "diff_file", "checkpoint_file", "hash_before", "hash_after", "source", "mode"}
+	"file_path", "source_path", "tool_name", "status", "diff_file", "checkpoint_file", "hash_before", "hash_after", "source", "mode",
+	"hunk_status"} // read by encoding/json (rare: only edits decided in part)

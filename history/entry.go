@@ -57,6 +57,9 @@ type Entry struct {
 	HashAfter      *string   `json:"hash_after"`
 	Source         string    `json:"source"`
 	Mode           string    `json:"mode,omitempty"` // delete: the file's permissions (octal), for its return
+	// The status of each change block of the diff, only while they differ (see
+	// partial.go); Status then says pending or accepted.
+	HunkStatus []Status `json:"hunk_status,omitempty"`
 
 	raw string // the log line this entry was read from
 }
@@ -176,9 +179,10 @@ func (s *Store) load() (*snapshot, error) {
 	return snap, nil
 }
 
-// rewriteLog sets new statuses in one conversation's log atomically; unparseable
-// lines are kept as they are. Called with the lock held.
-func (s *Store) rewriteLog(conv string, status map[string]Status) error {
+// rewriteLog sets new statuses (of whole edits or of their blocks) in one
+// conversation's log atomically; unparseable lines are kept as they are. Called with
+// the lock held.
+func (s *Store) rewriteLog(conv string, status map[string]verdict) error {
 	lines, err := s.files.readLog("logs/" + conv + ".log")
 	if err != nil {
 		return err
@@ -186,8 +190,9 @@ func (s *Store) rewriteLog(conv string, status map[string]Status) error {
 	var buf bytes.Buffer
 	for _, l := range lines {
 		if l.entry != nil {
-			if st, ok := status[l.entry.EditID]; ok && st != l.entry.Status {
-				l.entry.Status, l.entry.raw = st, ""
+			if v, ok := status[l.entry.EditID]; ok && !v.equal(l.entry.verdict()) {
+				v.apply(l.entry)
+				l.entry.raw = ""
 				raw, err := json.Marshal(l.entry)
 				if err != nil {
 					return err

@@ -237,8 +237,8 @@ func TestOverlapIsAConflictAndChangesNothing(t *testing.T) {
 	if !errors.As(err, &conflict) {
 		t.Fatalf("reject e1: got %v, want a conflict", err)
 	}
-	if conflict.Later.EditID != e2.EditID {
-		t.Fatalf("conflict names %s, want the later edit %s", conflict.Later.EditID, e2.EditID)
+	if later := conflict.Later(); len(later) != 1 || later[0].EditID != e2.EditID {
+		t.Fatalf("conflict names %v, want the later edit %s", later, e2.EditID)
 	}
 	if !strings.Contains(err.Error(), short(e2.EditID)) {
 		t.Fatalf("message %q does not name the later edit", err)
@@ -252,18 +252,22 @@ func TestOverlapIsAConflictAndChangesNothing(t *testing.T) {
 	}
 }
 
-func TestTouchingLinesConflictNearbyLinesDoNot(t *testing.T) {
+// Neighbouring edits, with no unchanged line between, are undone independently; only
+// a later edit that changes or splits the rejected edit's lines conflicts.
+func TestNeighbouringEditsAreUndoneIndependently(t *testing.T) {
 	cases := []struct {
 		name     string
 		later    func(string) string
 		conflict bool
 	}{
-		{"next line", func(c string) string { return replaceLine(c, 6, "six") }, true},
-		{"insert right after", func(c string) string { return insertAfter(c, 5, "inserted") }, true},
-		{"line before", func(c string) string { return replaceLine(c, 4, "four") }, true},
+		{"same line", func(c string) string { return replaceLine(c, 5, "FIVE") }, true},
+		{"next line", func(c string) string { return replaceLine(c, 6, "six") }, false},
+		{"insert right after", func(c string) string { return insertAfter(c, 5, "inserted") }, false},
+		{"insert right before", func(c string) string { return insertAfter(c, 4, "inserted") }, false},
+		{"line before", func(c string) string { return replaceLine(c, 4, "four") }, false},
+		{"lines on both sides", func(c string) string { return replaceLine(replaceLine(c, 4, "four"), 6, "six") }, false},
 		{"one unchanged line between", func(c string) string { return replaceLine(c, 7, "seven") }, false},
 		{"inside diff context", func(c string) string { return replaceLine(c, 3, "three") }, false},
-		{"insert with a line between", func(c string) string { return insertAfter(c, 6, "inserted") }, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,6 +286,91 @@ func TestTouchingLinesConflictNearbyLinesDoNot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An insertion between two lines one edit wrote splits them: where it goes once they
+// are taken back would be a guess.
+func TestInsertionBetweenARejectedEditsLinesConflicts(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(6))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 3, "new A", "new B"))
+	e2 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 4, "between"))
+	before := w.mustRead("a.txt")
+	_, err := w.decide(Rejected, false, e1.EditID)
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) || len(conflict.Later()) != 1 || conflict.Later()[0].EditID != e2.EditID {
+		t.Fatalf("reject e1: got %v, want a conflict naming e2", err)
+	}
+	if !strings.Contains(err.Error(), "--with-later") {
+		t.Fatalf("the refusal does not offer --with-later: %v", err)
+	}
+	w.expect("a.txt", before)
+}
+
+// Where an edit only deleted lines, a later insertion exactly where they go back is a
+// guess; one a line further is not.
+func TestInsertionWhereDeletedLinesGoBack(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		after    int // insert after this line of the file as it is after the deletion
+		conflict bool
+	}{{"at the place", 2, true}, {"a line above", 1, false}, {"a line below", 3, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWS(t)
+			w.writeRaw("a.txt", numbered(6))
+			c := NewConversationID()
+			e1 := w.edit(c, "a.txt", "line 1\nline 2\nline 4\nline 5\nline 6\n") // delete line 3
+			w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), tc.after, "new"))
+			_, err := w.decide(Rejected, false, e1.EditID)
+			var conflict *ConflictError
+			if errors.As(err, &conflict) != tc.conflict {
+				t.Fatalf("conflict: got %v, want %v", err, tc.conflict)
+			}
+			if !tc.conflict {
+				want := insertAfter(numbered(6), map[int]int{1: 1, 3: 4}[tc.after], "new")
+				w.expect("a.txt", want)
+			}
+		})
+	}
+}
+
+// A refusal names every later edit in the way, and WithLater rejects them together.
+func TestWithLaterRejectsEveryEditInTheWay(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(w.mustRead("a.txt"), 2, "two"), 8, "eight"))
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO"))     // on e1's line
+	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "EIGHT"))   // on e1's other line
+	e4 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO!"))    // on e2's line
+	e5 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))    // elsewhere
+	_, err := w.decide(Rejected, false, e1.EditID)
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("reject e1: %v, want a conflict", err)
+	}
+	var names []string
+	for _, e := range conflict.Later() {
+		names = append(names, e.EditID)
+	}
+	if want := []string{e2.EditID, e3.EditID, e4.EditID}; strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("the conflict names %v, want e2, e3, e4 %v", names, want)
+	}
+	for _, e := range []*Entry{e2, e3, e4} {
+		if !strings.Contains(err.Error(), short(e.EditID)) {
+			t.Fatalf("message does not name %s: %v", short(e.EditID), err)
+		}
+	}
+	out, err := w.store.Decide(context.Background(), Selection{IDs: []string{e1.EditID}, WithLater: true}, Rejected, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Later) != 3 || len(out.Edits) != 4 {
+		t.Fatalf("with later: %+v", out)
+	}
+	w.expect("a.txt", replaceLine(numbered(10), 5, "five"))
+	_ = e5
 }
 
 func TestRejectedDeletionComesBackBetweenItsNeighbours(t *testing.T) {

@@ -477,7 +477,7 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 			if e := interrupted(snap, h, st.exists, st.hash, st.path); e != nil {
 				// Logged, then the process died before writing it: the edit never
 				// happened. It is marked rejected (accepting it later applies it).
-				if err := s.rewriteLog(e.ConversationID, map[string]Status{e.EditID: Rejected}); err != nil {
+				if err := s.rewriteLog(e.ConversationID, map[string]verdict{e.EditID: {status: Rejected}}); err != nil {
 					return err
 				}
 				if err := s.addMarker(&fileChange{R: recorded, S: disk, changed: []string{e.EditID}}); err != nil {
