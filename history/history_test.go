@@ -341,10 +341,10 @@ func TestWithLaterRejectsEveryEditInTheWay(t *testing.T) {
 	w.writeRaw("a.txt", numbered(10))
 	c := NewConversationID()
 	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(w.mustRead("a.txt"), 2, "two"), 8, "eight"))
-	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO"))     // on e1's line
-	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "EIGHT"))   // on e1's other line
-	e4 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO!"))    // on e2's line
-	e5 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))    // elsewhere
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO"))   // on e1's line
+	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "EIGHT")) // on e1's other line
+	e4 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO!"))  // on e2's line
+	e5 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))  // elsewhere
 	_, err := w.decide(Rejected, false, e1.EditID)
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) {
