@@ -31,6 +31,8 @@ type cliArgs struct {
 	operands  []string
 	json      bool
 	force     bool
+	withLater bool
+	lines     string
 	conv      string
 	file      string
 	status    string
@@ -45,6 +47,7 @@ var valueFlags = map[string]func(*cliArgs) *string{
 	"status":     func(a *cliArgs) *string { return &a.status },
 	"workspace":  func(a *cliArgs) *string { return &a.workspace },
 	"older-than": func(a *cliArgs) *string { return &a.olderThan },
+	"lines":      func(a *cliArgs) *string { return &a.lines },
 }
 
 func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
@@ -72,6 +75,8 @@ func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
 			a.json = true
 		case "force":
 			a.force = true
+		case "with-later":
+			a.withLater = true
 		default:
 			if !hasValue {
 				if i+1 >= len(args) {
@@ -156,7 +161,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	rows := [][]string{{"EDIT", "TIME", "STATUS", "OP", "CONVERSATION", "PATH"}}
 	for _, e := range list.Entries {
-		rows = append(rows, []string{e.EditID, localTime(e.Timestamp), string(e.Status), string(e.Operation), e.ConversationID, entryPath(store, e)})
+		rows = append(rows, []string{e.EditID, localTime(e.Timestamp), e.StatusText(), string(e.Operation), e.ConversationID, entryPath(store, e)})
 	}
 	writeTable(stdout, rows)
 	return exitOK
@@ -183,7 +188,10 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.Status, e.ConversationID, e.ToolCallIndex, e.ToolName, localTime(e.Timestamp))
+		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.StatusText(), e.ConversationID, e.ToolCallIndex, e.ToolName, localTime(e.Timestamp))
+		if len(e.HunkStatus) > 0 {
+			header += "\n" + hunkStates(e.HunkStatus)
+		}
 		diff, err := store.Diff(e)
 		if err != nil {
 			return refused(stderr, err)
@@ -199,38 +207,58 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	if to == history.Rejected {
 		name = "reject"
 	}
-	a, err := parseCLI(args, "json", "force", "conv", "file", "workspace")
-	if err == nil && len(a.operands) == 0 && a.conv == "" && a.file == "" {
-		err = errors.New("say which edits: an ID, --conv ID or --file PATH")
+	flags := []string{"json", "force", "conv", "file", "lines", "workspace"}
+	if to == history.Rejected {
+		flags = append(flags, "with-later")
+	}
+	a, err := parseCLI(args, flags...)
+	switch {
+	case err != nil:
+	case len(a.operands) == 0 && a.conv == "" && a.file == "":
+		err = errors.New("say which edits: an ID, --conv ID or --file PATH [--lines A-B]")
+	case a.lines != "" && a.file == "":
+		err = errors.New("--lines needs --file PATH: they are lines of that file")
+	}
+	var ranges []history.LineRange
+	if err == nil && a.lines != "" {
+		ranges, err = history.ParseLineRanges(a.lines)
 	}
 	if err != nil {
-		return usageError(stderr, name, err, "mcpdiff "+name+" (ID... | --conv ID | --file PATH) [--force] [--json] [--workspace DIR]")
+		extra := ""
+		if to == history.Rejected {
+			extra = " [--with-later]"
+		}
+		return usageError(stderr, name, err, "mcpdiff "+name+" (ID... | --conv ID | --file PATH [--lines A-B[,C-D]])"+extra+" [--force] [--json] [--workspace DIR]")
 	}
 	store, err := openStore(a.workspace)
 	if err != nil {
-		return decideFailed(stdout, stderr, a.json, err)
+		return decideFailed(stdout, stderr, a, err)
 	}
-	sel := history.Selection{IDs: a.operands, Conversation: a.conv}
+	sel := history.Selection{IDs: a.operands, Conversation: a.conv, Lines: ranges, WithLater: a.withLater}
 	if a.file != "" {
 		sel.File = absFile(a.file)
 	}
 	out, err := store.Decide(context.Background(), sel, to, a.force)
 	if err != nil {
-		return decideFailed(stdout, stderr, a.json, err)
+		return decideFailed(stdout, stderr, a, err)
 	}
 	warn(stderr, out.Warnings)
 	if a.json {
-		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "files": nonNil(out.Files)})
+		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "later": nonNil(out.Later),
+			"hunks": out.Blocks, "files": nonNil(out.Files)})
 		return exitOK
 	}
 	past := name + "ed"
-	switch len(out.Edits) {
-	case 0:
+	switch {
+	case len(out.Edits) == 0:
 		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
-	case 1:
-		fmt.Fprintf(stdout, "%s edit %s\n", past, out.Edits[0])
+	case out.Blocks > 0 && len(out.Later) == 0:
+		fmt.Fprintf(stdout, "%s %s of %s\n", past, plural(out.Blocks, "change block"), editsText(out.Edits))
 	default:
-		fmt.Fprintf(stdout, "%s %d edits\n", past, len(out.Edits))
+		fmt.Fprintf(stdout, "%s %s\n", past, editsText(out.Edits))
+	}
+	if len(out.Later) > 0 {
+		fmt.Fprintf(stdout, "with the later %s in the way: %s\n", plural(len(out.Later), "edit"), strings.Join(out.Later, ", "))
 	}
 	for _, f := range out.Files {
 		fmt.Fprintf(stdout, "rebuilt %s\n", store.Rel(f))
@@ -238,18 +266,74 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func editsText(ids []string) string {
+	if len(ids) == 1 {
+		return "edit " + ids[0]
+	}
+	return plural(len(ids), "edit")
+}
+
+// hunkStates says which change blocks of an edit decided in part are where.
+func hunkStates(states []history.Status) string {
+	parts := make([]string, len(states))
+	for i, st := range states {
+		parts[i] = fmt.Sprintf("%d %s", i+1, st)
+	}
+	return "change blocks: " + strings.Join(parts, ", ") + " (rejected blocks are not in the file)"
+}
+
+// withLaterCommand is the command that rejects what a refused reject selected
+// together with the later edits in its way.
+func withLaterCommand(a *cliArgs) string {
+	cmd := []string{"mcpdiff", "reject"}
+	for _, id := range a.operands {
+		cmd = append(cmd, shellQuote(id))
+	}
+	for _, f := range []struct{ name, value string }{{"--conv", a.conv}, {"--file", a.file}, {"--lines", a.lines}, {"--workspace", a.workspace}} {
+		if f.value != "" {
+			cmd = append(cmd, f.name, shellQuote(f.value))
+		}
+	}
+	return strings.Join(append(cmd, "--with-later"), " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // decideFailed reports a refused accept/reject: the difference first when files
 // changed outside mcpdiff, then the one-line reason.
-func decideFailed(stdout, stderr io.Writer, asJSON bool, err error) int {
+func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 	kind := "error"
+	msg := err.Error()
 	var diff strings.Builder
-	var files []string
+	var files, later []string
+	command := ""
 	var conflict *history.ConflictError
 	var external *history.ExternalChangeError
 	switch {
 	case errors.As(err, &conflict):
 		kind = "conflict"
-		files = []string{conflict.Path}
+		for _, c := range conflict.Conflicts {
+			files = appendNew(files, c.Path)
+		}
+		for _, e := range conflict.Later() {
+			later = append(later, e.EditID)
+		}
+		if conflict.Rejecting {
+			command = withLaterCommand(a)
+			msg += "; to reject them together: " + command
+		}
 	case errors.As(err, &external):
 		kind = "external_change"
 		for _, d := range external.Drifts {
@@ -258,15 +342,27 @@ func decideFailed(stdout, stderr io.Writer, asJSON bool, err error) int {
 		}
 	case errors.Is(err, history.ErrUnknownID):
 		kind = "unknown_id"
+	case errors.Is(err, history.ErrNoPendingChange):
+		kind = "no_change"
 	}
-	if asJSON {
-		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "kind": kind, "message": err.Error(), "diff": diff.String(), "files": nonNil(files)})
+	if a != nil && a.json {
+		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "kind": kind, "message": msg, "diff": diff.String(),
+			"files": nonNil(files), "later": nonNil(later), "command": command})
 		return exitRefused
 	}
 	if diff.Len() > 0 {
 		writeDiff(stdout, "changes made outside mcpdiff:", diff.String(), isTerminal(stdout) && os.Getenv("NO_COLOR") == "")
 	}
-	return refused(stderr, err)
+	return refused(stderr, errors.New(msg))
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 func runCleanup(args []string, stdout, stderr io.Writer) int {
