@@ -162,7 +162,8 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 	refs := append([]HunkRef(nil), sel.Hunks...)
 	switch {
 	case sel.File != "" && len(sel.Lines) > 0:
-		hunks, err := s.hunksIn(snap, sel.File)
+		_, owner := lineages(snap)
+		hunks, err := s.hunksIn(snap, owner, sel.File)
 		if err != nil {
 			return nil, err
 		}

@@ -57,6 +57,9 @@ type Entry struct {
 	HashAfter      *string   `json:"hash_after"`
 	Source         string    `json:"source"`
 	Mode           string    `json:"mode,omitempty"` // delete: the file's permissions (octal), for its return
+	// Lines the diff adds and removes (absent in entries of older stores: see Counts).
+	Added   *int `json:"added,omitempty"`
+	Removed *int `json:"removed,omitempty"`
 	// The status of each change block of the diff, only while they differ (see
 	// partial.go); Status then says pending or accepted.
 	HunkStatus []Status `json:"hunk_status,omitempty"`

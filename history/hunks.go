@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -105,11 +106,11 @@ func (s *Store) Hunks(path string) ([]Hunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.hunksIn(snap, path)
+	_, owner := lineages(snap)
+	return s.hunksIn(snap, owner, path)
 }
 
-func (s *Store) hunksIn(snap *snapshot, path string) ([]Hunk, error) {
-	_, owner := lineages(snap)
+func (s *Store) hunksIn(snap *snapshot, owner map[string]*lineage, path string) ([]Hunk, error) {
 	l := owner[path]
 	if l == nil || !hasPending(l) {
 		return nil, nil
@@ -302,4 +303,41 @@ func ParseLineRanges(s string) ([]LineRange, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// PendingHunks returns the pending hunks of every file that has pending edits, by
+// path, reading the store once.
+func (s *Store) PendingHunks() (map[string][]Hunk, error) {
+	snap, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Hunk{}
+	seen := map[string]bool{}
+	_, owner := lineages(snap)
+	for _, e := range snap.entries {
+		if e.Status != Pending || seen[e.FilePath] || owner[e.FilePath] == nil {
+			continue
+		}
+		seen[e.FilePath] = true
+		hunks, err := s.hunksIn(snap, owner, e.FilePath)
+		if err != nil {
+			return nil, err
+		}
+		if len(hunks) > 0 {
+			out[e.FilePath] = hunks
+		}
+	}
+	return out, nil
+}
+
+// Quiet waits until no process holds the store's lock: a change that was logged is
+// then on disk too (writers log first and write the file before unlocking).
+func (s *Store) Quiet(ctx context.Context) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	unlock()
+	return nil
 }

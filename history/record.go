@@ -28,6 +28,7 @@ type Change struct {
 	// Computed by prepare, before the lock is taken.
 	beforeHash, afterHash string
 	diff                  string
+	added, removed        int // lines of the diff
 }
 
 // Sizes from which hashing a file's content is worth avoiding (a stat and a line in
@@ -100,6 +101,7 @@ func (s *Store) prepare(ch *Change) error {
 			after = nil
 		}
 		ch.diff = udiff.Unified(s.relName(ch.Path, ch.BeforeExists), s.relName(ch.Path, ch.Op != Delete), ch.Before, after, 3)
+		ch.added, ch.removed = countLines(ch.diff)
 	}
 	wg.Wait()
 	return nil
@@ -262,7 +264,7 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 	e := &Entry{
 		EditID: newID(), ConversationID: c.Conversation, ToolCallIndex: index, Seq: seq,
 		Timestamp: now, Operation: ch.Op, FilePath: ch.Path, ToolName: c.Tool,
-		Status: Pending, Source: c.Source,
+		Status: Pending, Source: c.Source, Added: &ch.added, Removed: &ch.removed,
 	}
 	if c.Source == SourceExternal {
 		e.Status = Accepted

@@ -150,6 +150,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	warn(stderr, list.Warnings)
 	if a.json {
+		store.FillCounts(list.Entries)
 		if err := history.WriteJSON(stdout, list.Entries); err != nil {
 			return refused(stderr, err)
 		}

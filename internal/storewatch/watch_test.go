@@ -1,0 +1,116 @@
+package storewatch
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// reports collects what a watcher reports.
+type reports chan []string
+
+func (r reports) next(t *testing.T, what string) []string {
+	t.Helper()
+	select {
+	case got := <-r:
+		return got
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no report after %s", what)
+		return nil
+	}
+}
+
+func (r reports) none(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case got := <-r:
+		t.Fatalf("%s was reported as a change of %v", what, got)
+	case <-time.After(150 * time.Millisecond): // a quiet period long past the debounce
+	}
+}
+
+func newWatcher(t *testing.T) (*Watcher, reports) {
+	t.Helper()
+	r := make(reports, 100)
+	w, err := New(10*time.Millisecond, func(stores []string) { r <- stores }, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, r
+}
+
+func TestAppendsRenamesAndNewLogsAreReported(t *testing.T) {
+	ws := t.TempDir()
+	store := filepath.Join(ws, StoreDir)
+	for _, d := range []string{filepath.Join(store, "logs"), filepath.Join(store, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, r := newWatcher(t)
+	w.Watch([]string{store}, nil)
+
+	log := filepath.Join(store, "logs", "c.log")
+	os.WriteFile(log, []byte("{}\n"), 0o644)
+	if got := r.next(t, "a new log"); len(got) != 1 || got[0] != store {
+		t.Fatalf("reported %v, want %s", got, store)
+	}
+	f, _ := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte("{}\n"))
+	f.Close()
+	r.next(t, "an append")
+	tmp := filepath.Join(store, "tmp", "w-1")
+	os.WriteFile(tmp, []byte("x\n"), 0o644)
+	r.none(t, "a temp file")
+	os.Rename(tmp, log)
+	r.next(t, "a log replaced by rename")
+	os.WriteFile(filepath.Join(store, "heads.log"), []byte("{}\n"), 0o644)
+	r.next(t, "heads.log")
+	os.WriteFile(filepath.Join(store, "history.lock"), nil, 0o644)
+	r.none(t, "the lock file")
+}
+
+func TestAStoreAppearingInAWorkspaceIsReported(t *testing.T) {
+	ws := t.TempDir()
+	w, r := newWatcher(t)
+	w.Watch(nil, []string{ws})
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("x"), 0o644)
+	r.none(t, "a file of the workspace")
+	store := filepath.Join(ws, StoreDir)
+	os.MkdirAll(filepath.Join(store, "logs"), 0o755)
+	if got := r.next(t, "the store appearing"); got[0] != store {
+		t.Fatalf("reported %v", got)
+	}
+	os.WriteFile(filepath.Join(store, "logs", "c.log"), []byte("{}\n"), 0o644)
+	r.next(t, "a log in the new store")
+}
+
+func TestABurstIsOneReport(t *testing.T) {
+	ws := t.TempDir()
+	store := filepath.Join(ws, StoreDir)
+	os.MkdirAll(filepath.Join(store, "logs"), 0o755)
+	w, r := newWatcher(t)
+	w.Watch([]string{store}, nil)
+	for i := 0; i < 20; i++ {
+		os.WriteFile(filepath.Join(store, "heads.log"), []byte{byte(i)}, 0o644)
+	}
+	r.next(t, "the burst")
+	r.none(t, "the same burst again")
+}
+
+func TestCloseStopsReports(t *testing.T) {
+	ws := t.TempDir()
+	store := filepath.Join(ws, StoreDir)
+	os.MkdirAll(filepath.Join(store, "logs"), 0o755)
+	w, r := newWatcher(t)
+	w.Watch([]string{store}, nil)
+	os.WriteFile(filepath.Join(store, "heads.log"), []byte("x"), 0o644)
+	w.Close() // no report after it returns: drain what came before
+	for len(r) > 0 {
+		<-r
+	}
+	os.WriteFile(filepath.Join(store, "heads.log"), []byte("y"), 0o644)
+	r.none(t, "a change after Close")
+}
