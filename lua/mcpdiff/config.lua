@@ -11,6 +11,8 @@ M.defaults = {
   track_selection = true,
   -- Keep the cursor where it was when a diff opens, instead of moving it to the proposal.
   keep_focus = false,
+  -- Show the pending edits of the history in the sign column of file buffers.
+  signs = true,
   diff = {
     -- "vertical" (side by side) or "horizontal" (proposal below).
     layout = "vertical",
@@ -22,6 +24,11 @@ M.defaults = {
   keymaps = {
     accept = "<leader>da",
     reject = "<leader>dq",
+    -- Global keymaps to move between pending edits of the history, and to preview
+    -- the one under the cursor; each is set only where it shadows no mapping.
+    next_hunk = "]h",
+    prev_hunk = "[h",
+    preview_hunk = false,
   },
   -- :McpDiffClaude
   terminal = {
@@ -75,12 +82,16 @@ local schema = {
   auto_start = { "boolean" },
   track_selection = { "boolean" },
   keep_focus = { "boolean" },
+  signs = { "boolean" },
   diff = { "table" },
   ["diff.layout"] = { one_of({ "vertical", "horizontal" }) },
   ["diff.open_in_new_tab"] = { "boolean" },
   keymaps = { "table" },
   ["keymaps.accept"] = { string_or_false, "a string or false" },
   ["keymaps.reject"] = { string_or_false, "a string or false" },
+  ["keymaps.next_hunk"] = { string_or_false, "a string or false" },
+  ["keymaps.prev_hunk"] = { string_or_false, "a string or false" },
+  ["keymaps.preview_hunk"] = { string_or_false, "a string or false" },
   terminal = { "table" },
   ["terminal.cmd"] = { "string" },
   ["terminal.args"] = { list_of_strings, "a list of strings" },

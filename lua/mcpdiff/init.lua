@@ -20,6 +20,7 @@ function M.setup(opts)
     notify(err, vim.log.levels.ERROR)
     return false
   end
+  M.set_keymaps(config.values.keymaps)
   if config.values.auto_start then
     -- Off Neovim's start-up path: the job starts on the first turn of the event loop.
     vim.schedule(function()
@@ -29,27 +30,68 @@ function M.setup(opts)
   return true
 end
 
--- accept implements :McpDiffAccept [ID]: the proposal of the current diff view, else
--- recorded history edits (ID, else the pending edits of the current file).
-function M.accept(id)
+-- accept implements :[range]McpDiffAccept [ID]: the proposal of the current diff
+-- view, else recorded history edits: ID, else the pending changes of the current
+-- file touching range ({ line1, line2 }), else all pending edits of the file.
+function M.accept(id, range)
   local diff = require("mcpdiff.diff")
   local tab = (id == nil or id == "") and diff.current() or nil
   if tab then
     diff.accept(tab)
     return
   end
-  require("mcpdiff.history").resolve("accept", id)
+  require("mcpdiff.history").resolve("accept", id, { range = range })
 end
 
--- reject implements :McpDiffReject [ID], like accept.
-function M.reject(id)
+-- reject implements :[range]McpDiffReject [ID], like accept.
+function M.reject(id, range)
   local diff = require("mcpdiff.diff")
   local tab = (id == nil or id == "") and diff.current() or nil
   if tab then
     diff.reject(tab)
     return
   end
-  require("mcpdiff.history").resolve("reject", id)
+  require("mcpdiff.history").resolve("reject", id, { range = range })
+end
+
+-- hunks returns the pending hunks of history edits in a buffer (see :help
+-- mcpdiff.hunks()).
+function M.hunks(bufnr)
+  return require("mcpdiff.hunks").hunks(bufnr)
+end
+
+-- next_hunk and prev_hunk move the cursor to the next or previous pending hunk.
+function M.next_hunk()
+  return require("mcpdiff.hunks").jump(1)
+end
+
+function M.prev_hunk()
+  return require("mcpdiff.hunks").jump(-1)
+end
+
+-- preview_hunk shows the pending hunk under the cursor in a floating window.
+function M.preview_hunk()
+  return require("mcpdiff.hunks").preview()
+end
+
+-- quickfix fills the quickfix list with the pending hunks under the working folder.
+function M.quickfix()
+  return require("mcpdiff.hunks").quickfix()
+end
+
+-- set_keymaps sets the global keymaps of pending hunks, each only where no mapping
+-- (the user's, or another plugin's) is in the way.
+function M.set_keymaps(keymaps)
+  local maps = {
+    { keymaps.next_hunk, M.next_hunk, "next pending edit" },
+    { keymaps.prev_hunk, M.prev_hunk, "previous pending edit" },
+    { keymaps.preview_hunk, M.preview_hunk, "preview the pending edit under the cursor" },
+  }
+  for _, m in ipairs(maps) do
+    if m[1] and vim.fn.maparg(m[1], "n") == "" then
+      vim.keymap.set("n", m[1], m[2], { desc = "mcpdiff: " .. m[3] })
+    end
+  end
 end
 
 -- send implements :McpDiffSend: an @-mention of the file (and lines) for Claude Code.

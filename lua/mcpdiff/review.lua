@@ -1,16 +1,33 @@
 -- :McpDiffStatus: the bridge status and the edit history, per conversation and per
--- edit, with keys to show, accept and reject the edit under the cursor.
+-- edit, with keys to show an edit's diff (in a split or inline), open its file at
+-- the edit, and accept or reject the edit or its whole conversation. The list
+-- refreshes itself when the store changes: the bridge watches it (hunks._update).
 local M = {}
 
 local api = vim.api
 
 local BUF_NAME = "mcpdiff://status"
 
+-- KEYS is shown at the top of the list; :help mcpdiff-review says the same.
+M.KEYS = "<CR> diff in a split · = diff inline · o open file · a/r accept/reject edit"
+  .. " · A/R accept/reject conversation · <C-l> refresh · q close"
+
+local ns = api.nvim_create_namespace("mcpdiff_review")
+
 local state = {
   buf = nil,
   cwd = nil,
-  entries_by_line = {}, -- line number -> history entry
+  rows = {}, -- line number -> { entry = e } / { conv = id, entries = {...} } / { entry = e, diff = true }
+  entries = nil, -- the last list read
+  err = nil,
+  expanded = {}, -- edit id -> its diff's lines, shown under the edit
+  loading = false,
+  again = false, -- a refresh was asked for while one ran
 }
+
+local function notify(msg, level)
+  vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
+end
 
 local function str(v)
   if v == nil or v == vim.NIL then
@@ -33,11 +50,48 @@ local function short_time(ts)
   return d and (d .. " " .. t) or str(ts)
 end
 
+local function short_id(id)
+  return str(id):sub(1, 8)
+end
+
+-- status_text is an entry's status as people read it.
+local function status_text(e)
+  local st = str(e.status)
+  if st ~= "rejected" and type(e.hunk_status) == "table" then
+    for _, h in ipairs(e.hunk_status) do
+      if h == "rejected" then
+        return "partly rejected"
+      end
+    end
+  end
+  return st
+end
+
+local function entry_path(e)
+  local path = relative(e.file_path, state.cwd)
+  if e.source_path ~= nil and e.source_path ~= vim.NIL then
+    return relative(e.source_path, state.cwd) .. " -> " .. path
+  end
+  return path
+end
+
+local function entry_line(e)
+  return ("  %s  %s  %-15s  %-7s  %-12s  %-11s  %s"):format(
+    short_id(e.edit_id),
+    short_time(e.timestamp),
+    status_text(e),
+    str(e.operation),
+    str(e.tool_name),
+    ("+%d −%d"):format(tonumber(e.added) or 0, tonumber(e.removed) or 0),
+    entry_path(e)
+  )
+end
+
 local function bridge_lines()
   local bridge = require("mcpdiff.bridge")
   local info = bridge.info()
   if not info then
-    return { "Bridge: not running (:McpDiffStart)" }
+    return { "Bridge: not running (:McpDiffStart); this list refreshes itself only while it runs" }
   end
   local status = bridge.status() or {}
   local clients = type(status.clients) == "table" and #status.clients or bridge.clients()
@@ -74,16 +128,55 @@ local function group_entries(list)
   return convs, order
 end
 
-local function render(entries, err)
+local function summary(entries)
+  local count, names = {}, {}
+  for _, e in ipairs(entries) do
+    local st = status_text(e)
+    if not count[st] then
+      count[st] = 0
+      table.insert(names, st)
+    end
+    count[st] = count[st] + 1
+  end
+  local parts = {}
+  for _, st in ipairs(names) do
+    table.insert(parts, count[st] .. " " .. st)
+  end
+  return table.concat(parts, ", ")
+end
+
+-- row_key names what a row shows, to find it again after a refresh.
+local function row_key(row)
+  if not row then
+    return nil
+  end
+  if row.entry then
+    return "edit " .. str(row.entry.edit_id)
+  end
+  return "conv " .. row.conv
+end
+
+local function list_windows()
+  return state.buf and api.nvim_buf_is_valid(state.buf) and vim.fn.win_findbuf(state.buf) or {}
+end
+
+local function render()
   local buf = state.buf
   if not buf or not api.nvim_buf_is_valid(buf) then
     return
   end
+  -- Where each window's cursor is, to put it back on the same edit.
+  local keep = {}
+  for _, w in ipairs(list_windows()) do
+    keep[w] = row_key(state.rows[api.nvim_win_get_cursor(w)[1]])
+  end
   local lines = bridge_lines()
+  table.insert(lines, "Keys: " .. M.KEYS)
   table.insert(lines, "")
-  local by_line = {}
-  if err then
-    table.insert(lines, "History: " .. err)
+  local rows, diff_rows = {}, {}
+  local entries = state.entries
+  if state.err then
+    table.insert(lines, "History: " .. state.err)
   elseif not entries then
     table.insert(lines, "History: loading…")
   elseif #entries == 0 then
@@ -91,69 +184,250 @@ local function render(entries, err)
   else
     local convs, order = group_entries(entries)
     for _, id in ipairs(order) do
-      table.insert(lines, ("Conversation %s (%d)"):format(id, #convs[id]))
+      table.insert(lines, ("Conversation %s (%d)  %s"):format(id, #convs[id], summary(convs[id])))
+      rows[#lines] = { conv = id, entries = convs[id] }
       for _, e in ipairs(convs[id]) do
-        table.insert(lines, ("  %s  %s  %-8s  %-7s  %s"):format(
-          str(e.edit_id):sub(1, 8),
-          short_time(e.timestamp),
-          str(e.status),
-          str(e.operation),
-          relative(e.file_path, state.cwd)
-        ))
-        by_line[#lines] = e
+        table.insert(lines, entry_line(e))
+        rows[#lines] = { entry = e }
+        local diff = state.expanded[str(e.edit_id)]
+        if diff then
+          for _, l in ipairs(diff) do
+            table.insert(lines, "      " .. l)
+            rows[#lines] = { entry = e, diff = true }
+            diff_rows[#lines] = l:sub(1, 1)
+          end
+        end
       end
     end
   end
-  table.insert(lines, "")
-  table.insert(lines, "<CR> show diff · a accept · r reject · R refresh · q close")
-  state.entries_by_line = by_line
+  state.rows = rows
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
+  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  require("mcpdiff.hunks").define()
+  for lnum, kind in pairs(diff_rows) do
+    local group = kind == "+" and "McpDiffSignAdd" or kind == "-" and "McpDiffSignDelete" or kind == "@" and "Comment"
+    if group then
+      api.nvim_buf_add_highlight(buf, ns, group, lnum - 1, 0, -1)
+    end
+  end
+  for w, key in pairs(keep) do
+    if key and api.nvim_win_is_valid(w) then
+      for lnum, row in pairs(rows) do
+        if not row.diff and row_key(row) == key then
+          api.nvim_win_set_cursor(w, { lnum, 0 })
+          break
+        end
+      end
+    end
+  end
 end
 
--- refresh redraws the status and reloads the history.
+-- refresh reads the history again and redraws the list (keeping the cursor on the
+-- same edit). Refreshes asked for while one runs are folded into one more.
 function M.refresh()
-  render(nil)
+  if not state.buf or not api.nvim_buf_is_valid(state.buf) then
+    return
+  end
+  if state.loading then
+    state.again = true
+    return
+  end
+  state.loading = true
   require("mcpdiff.history").entries(state.cwd, function(list, err)
-    render(list, err)
+    state.loading = false
+    state.entries, state.err = list, err
+    render()
+    if state.again then
+      state.again = false
+      M.refresh()
+    end
   end)
 end
 
-local function entry_under_cursor()
-  local line = api.nvim_win_get_cursor(0)[1]
-  local e = state.entries_by_line[line]
-  if not e then
-    vim.notify("mcpdiff: no edit on this line", vim.log.levels.WARN)
+-- store_changed is called when the stores of these workspace folders changed.
+function M.store_changed(workspaces)
+  if not state.buf or not api.nvim_buf_is_valid(state.buf) then
+    return
   end
-  return e
+  local uv = vim.uv or vim.loop
+  local cwds = { state.cwd, (uv.fs_realpath(state.cwd)) or state.cwd }
+  for _, ws in ipairs(workspaces) do
+    for _, cwd in ipairs(cwds) do
+      if cwd == ws or cwd:sub(1, #ws + 1) == ws .. "/" then
+        return M.refresh()
+      end
+    end
+  end
 end
 
-local function resolve(action)
-  local e = entry_under_cursor()
-  if e then
-    require("mcpdiff.history").resolve(action, str(e.edit_id), { cwd = state.cwd, on_done = M.refresh })
+local function row_under_cursor()
+  return state.rows[api.nvim_win_get_cursor(0)[1]]
+end
+
+local function entry_under_cursor()
+  local row = row_under_cursor()
+  if not row or not row.entry then
+    notify("no edit on this line", vim.log.levels.WARN)
+    return nil
   end
+  return row.entry
+end
+
+-- conversation_under_cursor returns the conversation of the line (a header or an
+-- edit) and its entries.
+local function conversation_under_cursor()
+  local row = row_under_cursor()
+  if not row then
+    notify("no conversation on this line", vim.log.levels.WARN)
+    return nil
+  end
+  local id = row.conv or str(row.entry.conversation_id)
+  for _, r in pairs(state.rows) do
+    if r.conv == id then
+      return id, r.entries
+    end
+  end
+  return id, { row.entry }
+end
+
+-- decide accepts or rejects one edit or a conversation from the list.
+local function decide(action, id, entries)
+  local files, rewrites = {}, action == "reject"
+  for _, e in ipairs(entries) do
+    table.insert(files, str(e.file_path))
+    if e.source_path ~= nil and e.source_path ~= vim.NIL then
+      table.insert(files, str(e.source_path))
+    end
+    rewrites = rewrites or status_text(e) ~= str(e.status) or str(e.status) == "rejected"
+  end
+  require("mcpdiff.history").resolve(action, id, { cwd = state.cwd, files = files, rewrites = rewrites, on_done = M.refresh })
+end
+
+-- first_changed_line is the line of the new file where a diff's first change is.
+function M.first_changed_line(diff_text)
+  local line
+  for _, l in ipairs(vim.split(diff_text, "\n", { plain = true })) do
+    local start = l:match("^@@ %-%d+,?%d* %+(%d+)")
+    if start then
+      line = tonumber(start)
+    elseif line then
+      local c = l:sub(1, 1)
+      if c == "+" or c == "-" then
+        return math.max(line, 1)
+      elseif c == " " then
+        line = line + 1
+      end
+    end
+  end
+  return nil
+end
+
+-- open_at opens the file of e in the window above the list, at the edit: its first
+-- pending hunk, else the first line its diff changed.
+local function open_at(e)
+  local path = str(e.file_path)
+  if vim.fn.filereadable(path) == 0 then
+    notify(relative(path, state.cwd) .. " does not exist (any more)", vim.log.levels.WARN)
+    return
+  end
+  local target
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local b = api.nvim_win_get_buf(w)
+    if b ~= state.buf and vim.bo[b].buftype == "" and api.nvim_win_get_config(w).relative == "" then
+      target = w
+      break
+    end
+  end
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd("aboveleft split")
+  end
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local buf = api.nvim_get_current_buf()
+  for _, h in ipairs(require("mcpdiff.hunks").hunks(buf)) do
+    if h.edit_id == e.edit_id then
+      api.nvim_win_set_cursor(0, { h.start_line, 0 })
+      return
+    end
+  end
+  local win = api.nvim_get_current_win()
+  require("mcpdiff.history").run({ "show", str(e.edit_id) }, state.cwd, function(code, stdout)
+    local line = code == 0 and M.first_changed_line(stdout)
+    if line and api.nvim_win_is_valid(win) and api.nvim_win_get_buf(win) == buf then
+      api.nvim_win_set_cursor(win, { math.min(line, api.nvim_buf_line_count(buf)), 0 })
+    end
+  end)
+end
+
+-- toggle_inline shows or hides the diff of e under its line.
+local function toggle_inline(e)
+  local id = str(e.edit_id)
+  if state.expanded[id] then
+    state.expanded[id] = nil
+    return render()
+  end
+  require("mcpdiff.history").run({ "show", id }, state.cwd, function(code, stdout, stderr)
+    if code ~= 0 then
+      notify(("show %s failed: %s"):format(id, stderr), vim.log.levels.ERROR)
+      return
+    end
+    local lines = vim.split(stdout, "\n", { plain = true })
+    if lines[#lines] == "" then
+      table.remove(lines)
+    end
+    state.expanded[id] = lines
+    render()
+  end)
 end
 
 local function set_keymaps(buf)
   local function map(lhs, fn, desc)
     vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "mcpdiff: " .. desc })
   end
-  map("<CR>", function()
-    local e = entry_under_cursor()
-    if e then
-      require("mcpdiff.history").show(str(e.edit_id), state.cwd)
+  local function with_entry(fn)
+    return function()
+      local e = entry_under_cursor()
+      if e then
+        fn(e)
+      end
     end
-  end, "show the diff of this edit")
-  map("a", function()
-    resolve("accept")
-  end, "accept this edit")
-  map("r", function()
-    resolve("reject")
-  end, "reject this edit")
-  map("R", M.refresh, "refresh")
+  end
+  map(
+    "<CR>",
+    with_entry(function(e)
+      require("mcpdiff.history").show(str(e.edit_id), state.cwd)
+    end),
+    "show the diff of this edit in a split"
+  )
+  map("=", with_entry(toggle_inline), "show or hide the diff of this edit here")
+  map("o", with_entry(open_at), "open the file at this edit")
+  map(
+    "a",
+    with_entry(function(e)
+      decide("accept", str(e.edit_id), { e })
+    end),
+    "accept this edit"
+  )
+  map(
+    "r",
+    with_entry(function(e)
+      decide("reject", str(e.edit_id), { e })
+    end),
+    "reject this edit"
+  )
+  for lhs, action in pairs({ A = "accept", R = "reject" }) do
+    map(lhs, function()
+      local id, entries = conversation_under_cursor()
+      if id then
+        decide(action, id, entries)
+      end
+    end, action .. " the whole conversation")
+  end
+  map("<C-l>", M.refresh, "refresh")
   map("q", "<cmd>close<cr>", "close")
 end
 
@@ -171,7 +445,7 @@ function M.open()
   else
     vim.cmd("botright new")
     local buf = api.nvim_get_current_buf()
-    state.buf = buf
+    state.buf, state.entries, state.err, state.expanded = buf, nil, nil, {}
     vim.bo[buf].buftype = "nofile"
     vim.bo[buf].bufhidden = "wipe"
     vim.bo[buf].swapfile = false
@@ -186,6 +460,7 @@ function M.open()
       end,
     })
   end
+  render()
   M.refresh()
   return state.buf
 end

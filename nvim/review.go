@@ -1,0 +1,356 @@
+package nvim
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/storewatch"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// reviewer keeps Neovim's view of the edit history current: the pending hunks of
+// the files it has open (signs, hunks(), navigation) and the buffers of files whose
+// content a recorded change replaced. It watches the stores of those files (and of
+// Neovim's cwd, for the review list) from Go, so Neovim runs no timer: whoever
+// changes a store (the MCP server, the CLI, a Claude Code hook, another Neovim),
+// Neovim hears of it within a fraction of a second.
+type reviewer struct {
+	v     *nvimrpc.Nvim
+	logf  func(format string, args ...any)
+	watch *storewatch.Watcher
+
+	mu      sync.Mutex
+	cwd     string
+	files   map[string]*openFile      // by the buffer's name
+	stores  map[string]*history.Store // by workspace folder
+	noStore map[string]bool           // folders known to have no store above them
+	dirty   map[string]bool           // buffer names whose hunks Neovim needs
+	changed map[string]bool           // workspaces whose store changed
+	kick    chan struct{}
+	life    context.Context
+	end     context.CancelFunc
+	done    chan struct{}
+}
+
+// openFile is a file Neovim has loaded in a buffer.
+type openFile struct {
+	real      string // the path with symlinks resolved, as the history records it
+	workspace string // the folder whose store records it; "" when none does
+	sum       [32]byte
+	exists    bool
+}
+
+// debounce is how long the reviewer waits for a burst of store changes to end.
+const debounce = 30 * time.Millisecond
+
+func newReviewer(v *nvimrpc.Nvim, logf func(format string, args ...any)) *reviewer {
+	life, end := context.WithCancel(context.Background())
+	r := &reviewer{v: v, logf: logf, files: map[string]*openFile{}, stores: map[string]*history.Store{},
+		noStore: map[string]bool{}, dirty: map[string]bool{}, changed: map[string]bool{},
+		kick: make(chan struct{}, 1), life: life, end: end, done: make(chan struct{})}
+	w, err := storewatch.New(debounce, r.storesChanged, logf)
+	if err != nil {
+		logf("watch the edit history: %v (signs and the review list will not follow changes)", err)
+	}
+	r.watch = w
+	go r.run()
+	return r
+}
+
+// close stops the watcher and the worker.
+func (r *reviewer) close() {
+	if r.watch != nil {
+		r.watch.Close()
+	}
+	r.end()
+	<-r.done
+}
+
+// setBuffers is the mcpdiff_buffers notification: Neovim's cwd, the names of its
+// loaded file buffers, and those whose content was just read or written (their
+// buffer holds what is on disk now: a later difference is someone else's change).
+func (r *reviewer) setBuffers(cwd string, names, fresh []string) {
+	r.mu.Lock()
+	r.cwd = cwd
+	keep := map[string]bool{}
+	for _, n := range names {
+		keep[n] = true
+		if _, ok := r.files[n]; !ok {
+			f := &openFile{real: realPath(n)}
+			f.sum, f.exists = fileSum(f.real)
+			r.files[n] = f
+			r.dirty[n] = true
+		}
+	}
+	for n := range r.files {
+		if !keep[n] {
+			delete(r.files, n)
+		}
+	}
+	for _, n := range fresh {
+		if f, ok := r.files[n]; ok {
+			f.sum, f.exists = fileSum(f.real)
+			r.dirty[n] = true
+		}
+	}
+	r.mu.Unlock()
+	r.poke()
+}
+
+// storesChanged is the watcher's callback.
+func (r *reviewer) storesChanged(stores []string) {
+	r.mu.Lock()
+	for _, s := range stores {
+		r.changed[workspaceOf(s)] = true
+	}
+	r.noStore = map[string]bool{} // a store may have appeared
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *reviewer) poke() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (r *reviewer) run() {
+	defer close(r.done)
+	for {
+		select {
+		case <-r.life.Done():
+			return
+		case <-r.kick:
+		}
+		r.update()
+	}
+}
+
+// update sends Neovim the hunks of the files that need them, and the buffers to
+// reload, after a store changed or buffers were opened.
+func (r *reviewer) update() {
+	r.mu.Lock()
+	changed, dirty := r.changed, r.dirty
+	r.changed, r.dirty = map[string]bool{}, map[string]bool{}
+	files := map[string]*openFile{}
+	for n, f := range r.files {
+		files[n] = f
+	}
+	cwd := r.cwd
+	r.mu.Unlock()
+
+	for _, f := range files {
+		if f.workspace == "" || r.storeOf(f.workspace) == nil {
+			f.workspace = r.findWorkspace(f.real)
+		}
+	}
+	for ws := range changed {
+		if s := r.storeOf(ws); s != nil {
+			ctx, cancel := context.WithTimeout(r.life, 2*time.Second)
+			_ = s.Quiet(ctx) // a change logged is then written too
+			cancel()
+		}
+	}
+	type fileUpdate struct {
+		Name  string           `msgpack:"name"`
+		Hunks []map[string]any `msgpack:"hunks"`
+	}
+	updates := []fileUpdate{}
+	reload := []string{}
+	for n, f := range files {
+		if !dirty[n] && !changed[f.workspace] {
+			continue
+		}
+		hunks := luaHunks(nil)
+		if s := r.storeOf(f.workspace); s != nil {
+			hs, err := s.Hunks(f.real)
+			if err != nil {
+				r.logf("pending hunks of %s: %v", f.real, err)
+			}
+			hunks = luaHunks(hs)
+		}
+		updates = append(updates, fileUpdate{Name: n, Hunks: hunks})
+		if changed[f.workspace] {
+			sum, exists := fileSum(f.real)
+			r.mu.Lock()
+			if sum != f.sum || exists != f.exists {
+				f.sum, f.exists = sum, exists
+				reload = append(reload, n)
+			}
+			r.mu.Unlock()
+		}
+	}
+	workspaces := []string{}
+	for ws := range changed {
+		workspaces = append(workspaces, ws)
+	}
+	r.rewatch(files, cwd)
+	if len(updates) == 0 && len(workspaces) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.life, 10*time.Second)
+	defer cancel()
+	payload := map[string]any{"files": updates, "reload": reload, "workspaces": workspaces}
+	if err := execLua(ctx, r.v, "show pending hunks", `require("mcpdiff.hunks")._update(...)`, nil, payload); err != nil {
+		r.logf("%v", err)
+	}
+}
+
+// rewatch watches the stores of the open files and of the cwd, and the cwd for a
+// store that does not exist yet.
+func (r *reviewer) rewatch(files map[string]*openFile, cwd string) {
+	if r.watch == nil {
+		return
+	}
+	set := map[string]bool{}
+	for _, f := range files {
+		if f.workspace != "" {
+			set[filepath.Join(f.workspace, storewatch.StoreDir)] = true
+		}
+	}
+	var roots []string
+	if cwd != "" {
+		if ws := r.findWorkspace(filepath.Join(cwd, ".")); ws != "" {
+			set[filepath.Join(ws, storewatch.StoreDir)] = true
+		}
+		roots = append(roots, cwd)
+	}
+	stores := make([]string, 0, len(set))
+	for s := range set {
+		stores = append(stores, s)
+	}
+	r.watch.Watch(stores, roots)
+}
+
+// findWorkspace is the folder whose store records path (the nearest above it), or "".
+func (r *reviewer) findWorkspace(path string) string {
+	dir := filepath.Dir(path)
+	r.mu.Lock()
+	none := r.noStore[dir]
+	r.mu.Unlock()
+	if none {
+		return ""
+	}
+	ws, err := history.Find(dir)
+	if err != nil {
+		r.mu.Lock()
+		r.noStore[dir] = true
+		r.mu.Unlock()
+		return ""
+	}
+	return ws
+}
+
+// storeOf opens (once) the store of a workspace folder.
+func (r *reviewer) storeOf(ws string) *history.Store {
+	if ws == "" {
+		return nil
+	}
+	r.mu.Lock()
+	s := r.stores[ws]
+	r.mu.Unlock()
+	if s != nil {
+		return s
+	}
+	root, err := workspace.OpenRoot(ws)
+	if err == nil {
+		s, err = history.OpenExisting(root)
+	}
+	if err != nil {
+		if !errors.Is(err, history.ErrNoStore) {
+			r.logf("open the edit history of %s: %v", ws, err)
+		}
+		return nil
+	}
+	r.mu.Lock()
+	r.stores[ws] = s
+	r.mu.Unlock()
+	return s
+}
+
+// hunks answers the mcpdiff_hunks request: the pending hunks of one file. It reads
+// the store and never calls back into Neovim.
+func (r *reviewer) hunks(name string) ([]map[string]any, error) {
+	real := realPath(name)
+	s := r.storeOf(r.findWorkspace(real))
+	if s == nil {
+		return []map[string]any{}, nil
+	}
+	hs, err := s.Hunks(real)
+	if err != nil {
+		return nil, err
+	}
+	return luaHunks(hs), nil
+}
+
+// pending answers the mcpdiff_pending request: every pending hunk of the store that
+// records files under dir (the quickfix list), by file.
+func (r *reviewer) pending(dir string) ([]map[string]any, error) {
+	ws := r.findWorkspace(filepath.Join(dir, "."))
+	s := r.storeOf(ws)
+	out := []map[string]any{}
+	if s == nil {
+		return out, nil
+	}
+	all, err := s.PendingHunks()
+	if err != nil {
+		return nil, err
+	}
+	for path, hs := range all {
+		out = append(out, map[string]any{"path": path, "hunks": luaHunks(hs)})
+	}
+	return out, nil
+}
+
+// luaHunks is what hunks() returns in Lua.
+func luaHunks(hs []history.Hunk) []map[string]any {
+	out := make([]map[string]any, 0, len(hs))
+	for _, h := range hs {
+		old := make([]string, len(h.Old))
+		for i, l := range h.Old {
+			old[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+		}
+		m := map[string]any{
+			"edit_id": h.EditID, "conversation_id": h.ConversationID, "tool": h.ToolName, "time": h.Timestamp,
+			"block": h.Block + 1, "start_line": h.Start, "end_line": h.End, "kind": h.Kind, "old_lines": old,
+		}
+		if h.Kind == history.KindDelete {
+			m["after_line"] = h.Removed
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// workspaceOf is the workspace folder of a store folder.
+func workspaceOf(store string) string {
+	return filepath.Dir(filepath.Dir(store))
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
+}
+
+func fileSum(path string) ([32]byte, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(b), true
+}
