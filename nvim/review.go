@@ -2,10 +2,9 @@ package nvim
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
-	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +17,8 @@ import (
 )
 
 // reviewer keeps Neovim's view of the edit history current: the pending hunks of
-// the files it has open (signs, hunks(), navigation) and the buffers of files whose
-// content a recorded change replaced. It watches the stores of those files (and of
+// the files it has open (signs, hunks(), navigation) and the buffers of files that
+// a recorded change rewrote. It watches the stores of those files (and of
 // Neovim's cwd, for the review list) from Go, so Neovim runs no timer: whoever
 // changes a store (the MCP server, the CLI, a Claude Code hook, another Neovim),
 // Neovim hears of it within a fraction of a second.
@@ -32,9 +31,9 @@ type reviewer struct {
 	cwd     string
 	files   map[string]*openFile      // by the buffer's name
 	stores  map[string]*history.Store // by workspace folder
-	noStore map[string]bool           // folders known to have no store above them
 	dirty   map[string]bool           // buffer names whose hunks Neovim needs
 	changed map[string]bool           // workspaces whose store changed
+	watched string // what the watcher was last told to watch
 	kick    chan struct{}
 	life    context.Context
 	end     context.CancelFunc
@@ -45,8 +44,6 @@ type reviewer struct {
 type openFile struct {
 	real      string // the path with symlinks resolved, as the history records it
 	workspace string // the folder whose store records it; "" when none does
-	sum       [32]byte
-	exists    bool
 }
 
 // debounce is how long the reviewer waits for a burst of store changes to end.
@@ -55,7 +52,7 @@ const debounce = 30 * time.Millisecond
 func newReviewer(v *nvimrpc.Nvim, logf func(format string, args ...any)) *reviewer {
 	life, end := context.WithCancel(context.Background())
 	r := &reviewer{v: v, logf: logf, files: map[string]*openFile{}, stores: map[string]*history.Store{},
-		noStore: map[string]bool{}, dirty: map[string]bool{}, changed: map[string]bool{},
+		dirty: map[string]bool{}, changed: map[string]bool{},
 		kick: make(chan struct{}, 1), life: life, end: end, done: make(chan struct{})}
 	w, err := storewatch.New(debounce, r.storesChanged, logf)
 	if err != nil {
@@ -76,8 +73,7 @@ func (r *reviewer) close() {
 }
 
 // setBuffers is the mcpdiff_buffers notification: Neovim's cwd, the names of its
-// loaded file buffers, and those whose content was just read or written (their
-// buffer holds what is on disk now: a later difference is someone else's change).
+// loaded file buffers, and those just read or written (their hunks are news).
 func (r *reviewer) setBuffers(cwd string, names, fresh []string) {
 	r.mu.Lock()
 	r.cwd = cwd
@@ -85,9 +81,7 @@ func (r *reviewer) setBuffers(cwd string, names, fresh []string) {
 	for _, n := range names {
 		keep[n] = true
 		if _, ok := r.files[n]; !ok {
-			f := &openFile{real: realPath(n)}
-			f.sum, f.exists = fileSum(f.real)
-			r.files[n] = f
+			r.files[n] = &openFile{real: realPath(n)}
 			r.dirty[n] = true
 		}
 	}
@@ -97,8 +91,7 @@ func (r *reviewer) setBuffers(cwd string, names, fresh []string) {
 		}
 	}
 	for _, n := range fresh {
-		if f, ok := r.files[n]; ok {
-			f.sum, f.exists = fileSum(f.real)
+		if _, ok := r.files[n]; ok {
 			r.dirty[n] = true
 		}
 	}
@@ -112,7 +105,6 @@ func (r *reviewer) storesChanged(stores []string) {
 	for _, s := range stores {
 		r.changed[workspaceOf(s)] = true
 	}
-	r.noStore = map[string]bool{} // a store may have appeared
 	r.mu.Unlock()
 	r.poke()
 }
@@ -136,8 +128,9 @@ func (r *reviewer) run() {
 	}
 }
 
-// update sends Neovim the hunks of the files that need them, and the buffers to
-// reload, after a store changed or buffers were opened.
+// update sends Neovim the hunks of the files that need them after a store changed
+// or buffers were opened, and the files of changed stores: Lua reloads those whose
+// file is not the one their buffer read (it keeps the stamp of what it read).
 func (r *reviewer) update() {
 	r.mu.Lock()
 	changed, dirty := r.changed, r.dirty
@@ -149,9 +142,17 @@ func (r *reviewer) update() {
 	cwd := r.cwd
 	r.mu.Unlock()
 
-	for _, f := range files {
-		if f.workspace == "" || r.storeOf(f.workspace) == nil {
-			f.workspace = r.findWorkspace(f.real)
+	for n, f := range files {
+		ws := f.workspace
+		if ws == "" || r.storeOf(ws) == nil {
+			ws = r.findWorkspace(filepath.Dir(f.real))
+		}
+		if ws != f.workspace { // a store appeared (or went): all of it is news
+			f.workspace = ws
+			dirty[n] = true
+			if ws != "" {
+				changed[ws] = true
+			}
 		}
 	}
 	for ws := range changed {
@@ -181,20 +182,17 @@ func (r *reviewer) update() {
 		}
 		updates = append(updates, fileUpdate{Name: n, Hunks: hunks})
 		if changed[f.workspace] {
-			sum, exists := fileSum(f.real)
-			r.mu.Lock()
-			if sum != f.sum || exists != f.exists {
-				f.sum, f.exists = sum, exists
-				reload = append(reload, n)
-			}
-			r.mu.Unlock()
+			reload = append(reload, n)
 		}
 	}
 	workspaces := []string{}
 	for ws := range changed {
 		workspaces = append(workspaces, ws)
 	}
-	r.rewatch(files, cwd)
+	if r.rewatch(files, cwd) {
+		// A store watched only now may have changed before: look once more.
+		r.storesChanged(nil)
+	}
 	if len(updates) == 0 && len(workspaces) == 0 {
 		return
 	}
@@ -207,10 +205,10 @@ func (r *reviewer) update() {
 }
 
 // rewatch watches the stores of the open files and of the cwd, and the cwd for a
-// store that does not exist yet.
-func (r *reviewer) rewatch(files map[string]*openFile, cwd string) {
+// store that does not exist yet. It reports whether it watches something new.
+func (r *reviewer) rewatch(files map[string]*openFile, cwd string) bool {
 	if r.watch == nil {
-		return
+		return false
 	}
 	set := map[string]bool{}
 	for _, f := range files {
@@ -220,32 +218,32 @@ func (r *reviewer) rewatch(files map[string]*openFile, cwd string) {
 	}
 	var roots []string
 	if cwd != "" {
-		if ws := r.findWorkspace(filepath.Join(cwd, ".")); ws != "" {
+		if ws := r.findWorkspace(cwd); ws != "" {
 			set[filepath.Join(ws, storewatch.StoreDir)] = true
 		}
 		roots = append(roots, cwd)
 	}
 	stores := make([]string, 0, len(set))
+	grew := false
+	key := strings.Join(roots, "\x00") + "\x00"
 	for s := range set {
 		stores = append(stores, s)
 	}
-	r.watch.Watch(stores, roots)
+	sort.Strings(stores)
+	key += strings.Join(stores, "\x00")
+	if key != r.watched {
+		grew = true
+		r.watched = key
+		r.watch.Watch(stores, roots)
+	}
+	return grew
 }
 
-// findWorkspace is the folder whose store records path (the nearest above it), or "".
-func (r *reviewer) findWorkspace(path string) string {
-	dir := filepath.Dir(path)
-	r.mu.Lock()
-	none := r.noStore[dir]
-	r.mu.Unlock()
-	if none {
-		return ""
-	}
+// findWorkspace is the folder whose store records the files of dir (the nearest
+// store above it), or "".
+func (r *reviewer) findWorkspace(dir string) string {
 	ws, err := history.Find(dir)
 	if err != nil {
-		r.mu.Lock()
-		r.noStore[dir] = true
-		r.mu.Unlock()
 		return ""
 	}
 	return ws
@@ -282,7 +280,7 @@ func (r *reviewer) storeOf(ws string) *history.Store {
 // the store and never calls back into Neovim.
 func (r *reviewer) hunks(name string) ([]map[string]any, error) {
 	real := realPath(name)
-	s := r.storeOf(r.findWorkspace(real))
+	s := r.storeOf(r.findWorkspace(filepath.Dir(real)))
 	if s == nil {
 		return []map[string]any{}, nil
 	}
@@ -296,8 +294,7 @@ func (r *reviewer) hunks(name string) ([]map[string]any, error) {
 // pending answers the mcpdiff_pending request: every pending hunk of the store that
 // records files under dir (the quickfix list), by file.
 func (r *reviewer) pending(dir string) ([]map[string]any, error) {
-	ws := r.findWorkspace(filepath.Join(dir, "."))
-	s := r.storeOf(ws)
+	s := r.storeOf(r.findWorkspace(dir))
 	out := []map[string]any{}
 	if s == nil {
 		return out, nil
@@ -345,12 +342,4 @@ func realPath(p string) string {
 		return filepath.Join(d, filepath.Base(p))
 	}
 	return p
-}
-
-func fileSum(path string) ([32]byte, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return [32]byte{}, false
-	}
-	return sha256.Sum256(b), true
 }

@@ -13,8 +13,11 @@ local SIGN_GROUP = "mcpdiff_hunks"
 -- that are still pending matter more while reviewing.
 local SIGN_PRIORITY = 8
 
+local uv = vim.uv or vim.loop
+
 local state = {
   by_name = {}, -- buffer name -> hunks as the bridge sent them (lines on disk)
+  stamps = {}, -- buffer name -> the file's stat when the buffer read or wrote it
   fresh = {}, -- buffer names just read or written, for the next report
   report_scheduled = false,
   defined = false,
@@ -70,12 +73,22 @@ local function buffers_by_name()
   return out
 end
 
+-- stamp is what a stat shows of a file: a write by anyone changes it.
+local function stamp(name)
+  local st = uv.fs_stat(name)
+  if not st then
+    return "none"
+  end
+  return table.concat({ st.ino, st.size, st.mtime.sec, st.mtime.nsec or 0 }, ":")
+end
+
 -- report tells the bridge which files are open (once per turn of the event loop).
 -- fresh_buf, when given, was just read or written: it holds what is on disk.
 function M.report(fresh_buf)
   local name = fresh_buf and file_name(fresh_buf)
   if name then
     state.fresh[name] = true
+    state.stamps[name] = stamp(name)
   end
   if state.report_scheduled then
     return
@@ -92,7 +105,7 @@ function M.report(fresh_buf)
     end
     for n in pairs(state.by_name) do
       if not vim.tbl_contains(names, n) then
-        state.by_name[n] = nil
+        state.by_name[n], state.stamps[n] = nil, nil
       end
     end
     state.fresh = {}
@@ -248,11 +261,18 @@ function M.render(buf)
   end
 end
 
--- _update is called by the bridge: new hunks of open files, buffers whose file a
--- recorded change replaced, and the workspaces whose store changed.
+-- _update is called by the bridge: new hunks of open files, the open files of
+-- stores that changed (reloaded when the file is no longer what their buffer read),
+-- and the workspaces whose store changed.
 function M._update(p)
-  if type(p.reload) == "table" and #p.reload > 0 then
-    require("mcpdiff.buffers").reload(p.reload) -- first: a reload redraws the buffer
+  local reload = {}
+  for _, name in ipairs(type(p.reload) == "table" and p.reload or {}) do
+    if state.stamps[name] ~= stamp(name) then
+      table.insert(reload, name)
+    end
+  end
+  if #reload > 0 then
+    require("mcpdiff.buffers").reload(reload) -- first: a reload redraws the buffer
   end
   local bufs = buffers_by_name()
   for _, f in ipairs(type(p.files) == "table" and p.files or {}) do

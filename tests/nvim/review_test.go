@@ -67,6 +67,14 @@ func (s *session) waitHunks(path, hunks, signs string) {
 	})
 }
 
+// waitBuffer waits until the buffer of path holds content (reloaded from disk).
+func (s *session) waitBuffer(path, content string) {
+	s.t.Helper()
+	eventually(s.t, "the buffer of "+path+" to hold its new content", func() bool {
+		return strings.Join(s.bufferLines(path), "\n")+"\n" == content
+	})
+}
+
 func (s *session) cli(args ...string) (string, int) {
 	s.t.Helper()
 	cmd := exec.Command(binPath, args...)
@@ -112,10 +120,8 @@ func TestPendingEditsShowInTheBuffer(t *testing.T) {
 		after := strings.Replace(replaceLines(before, map[int]string{3: "three"}), "line 6\n", "line 6\nnew\n", 1)
 		after = strings.Replace(after, "line 9\n", "", 1)
 		id := s.recordEdit("conv_1_aa", path, before, after)
+		s.waitBuffer(path, after)
 		s.waitHunks(path, "change 3-3, add 7-7, delete 9-9", "3:McpDiffChange 7:McpDiffAdd 9:McpDiffDelete")
-		if got := strings.Join(s.bufferLines(path), "\n") + "\n"; got != after {
-			t.Fatalf("the buffer was not reloaded:\n%s", got)
-		}
 		hs := s.hunks(path)
 		if hs[0].EditID != id || hs[0].ConversationID != "conv_1_aa" || !reflect.DeepEqual(hs[0].Old, []string{"line 3"}) || hs[2].Block != 3 || !reflect.DeepEqual(hs[2].Old, []string{"line 9"}) {
 			t.Fatalf("hunks: %+v", hs)
@@ -152,10 +158,212 @@ func TestHunksFollowUnsavedChanges(t *testing.T) {
 		path := s.writeFile("a.txt", before)
 		s.cmd("edit " + path)
 		s.recordEdit("conv_1_ac", path, before, replaceLines(before, map[int]string{4: "four"}))
+		s.waitBuffer(path, replaceLines(before, map[int]string{4: "four"}))
 		s.waitHunks(path, "change 4-4", "4:McpDiffChange")
 		s.lua(`vim.api.nvim_buf_set_lines(0, 0, 0, false, { "typed", "here" })`, nil)
 		if got := hunkText(s.hunks(path)); got != "change 6-6" {
 			t.Fatalf("after two lines typed above: %q", got)
+		}
+	})
+}
+
+// :[range]McpDiffReject takes out the pending changes of those lines only, part of
+// an edit; status says "partly rejected"; accepting the edit puts it back.
+func TestRejectAndAcceptByLines(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		before := numberedLines(10)
+		path := s.writeFile("a.txt", before)
+		s.cmd("edit " + path)
+		after := replaceLines(before, map[int]string{2: "two", 8: "eight"})
+		id := s.recordEdit("conv_1_ba", path, before, after)
+		s.waitBuffer(path, after)
+		s.waitHunks(path, "change 2-2, change 8-8", "2:McpDiffChange 8:McpDiffChange")
+
+		s.cmd("7,9McpDiffReject")
+		want := replaceLines(before, map[int]string{2: "two"})
+		eventually(t, "line 8 back on disk and in the buffer", func() bool {
+			return readFile(t, path) == want && strings.Join(s.bufferLines(path), "\n")+"\n" == want
+		})
+		s.waitMessage("lines 7-9 of a.txt: rejected 1 edit (1 change)")
+		s.waitHunks(path, "change 2-2", "2:McpDiffChange")
+		if out, _ := s.cli("status"); !strings.Contains(out, "partly rejected") {
+			t.Fatalf("status:\n%s", out)
+		}
+
+		// Nothing pending there now: said so, nothing done.
+		s.cmd("8McpDiffReject")
+		s.waitMessage("no pending change on line 8 of a.txt")
+
+		// Accepting by lines marks that change accepted: no sign left.
+		s.cmd("2McpDiffAccept")
+		s.waitHunks(path, "", "")
+		if readFile(t, path) != want {
+			t.Fatal("accepting a pending change rewrote the file")
+		}
+		// The whole edit accepted puts the rejected line back.
+		s.cmd("McpDiffAccept " + id)
+		eventually(t, "the rejected change put back", func() bool {
+			return readFile(t, path) == after && strings.Join(s.bufferLines(path), "\n")+"\n" == after
+		})
+	})
+}
+
+// A reject of a file with unsaved changes here is refused and changes nothing.
+func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		before := numberedLines(5)
+		path := s.writeFile("a.txt", before)
+		s.cmd("edit " + path)
+		after := replaceLines(before, map[int]string{3: "three"})
+		id := s.recordEdit("conv_1_bb", path, before, after)
+		s.waitBuffer(path, after)
+		s.waitHunks(path, "change 3-3", "3:McpDiffChange")
+		s.lua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine" })`, nil)
+		for i, command := range []string{"McpDiffReject", "3McpDiffReject", "McpDiffReject " + id} {
+			s.cmd(command)
+			eventually(t, "the refusal of :"+command, func() bool {
+				n := 0
+				for _, m := range s.messages() {
+					if strings.Contains(m.Msg, "a.txt has unsaved changes in this Neovim") {
+						n++
+					}
+				}
+				return n == i+1
+			})
+		}
+		if readFile(t, path) != after {
+			t.Fatal("a refused reject changed the file")
+		}
+		if got := s.bufferLines(path); got[0] != "mine" || got[2] != "three" {
+			t.Fatalf("the buffer lost its unsaved changes: %q", got)
+		}
+		if e := s.historyEntries(); e[0].Status != "pending" {
+			t.Fatalf("the edit is %s", e[0].Status)
+		}
+	})
+}
+
+// A reject refused because later edits changed the same lines names them and
+// offers to reject them too.
+func TestRejectOffersTheLaterEditsInTheWay(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		for _, yes := range []bool{false, true} {
+			s := startNvim(t, nv, nil)
+			v0 := numberedLines(5)
+			path := s.writeFile("a.txt", v0)
+			v1 := replaceLines(v0, map[int]string{2: "two"})
+			id1 := s.recordEdit("conv_1_bc", path, v0, v1)
+			v2 := replaceLines(v1, map[int]string{2: "TWO"})
+			id2 := s.recordEdit("conv_1_bc", path, v1, v2)
+			v3 := replaceLines(v2, map[int]string{3: "three"}) // a neighbour: not in the way
+			s.recordEdit("conv_1_bc", path, v2, v3)
+			s.lua(`_G.asked = nil
+local answer = ...
+require("mcpdiff.history").confirm_later = function(q) _G.asked = q; return answer end`, nil, yes)
+			s.cmd("McpDiffReject " + id1)
+			var asked string
+			eventually(t, "the question", func() bool {
+				s.lua(`return _G.asked or ""`, &asked)
+				return asked != ""
+			})
+			if !strings.Contains(asked, id2[:8]) || !strings.Contains(asked, "1 later edit") {
+				t.Fatalf("asked %q", asked)
+			}
+			if yes {
+				eventually(t, "both rejected", func() bool { return readFile(t, path) == replaceLines(v0, map[int]string{3: "three"}) })
+			} else {
+				s.waitMessage("reject cancelled")
+				if readFile(t, path) != v3 {
+					t.Fatal("declined, yet the file changed")
+				}
+			}
+			s.close()
+		}
+	})
+}
+
+// ]h and [h move between pending hunks; the preview shows the edit, its
+// conversation and the original lines.
+func TestNavigateAndPreviewHunks(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		before := numberedLines(20)
+		path := s.writeFile("a.txt", before)
+		s.cmd("edit " + path)
+		id := s.recordEdit("conv_1_bd", path, before, replaceLines(before, map[int]string{5: "five", 15: "fifteen"}))
+		s.waitHunks(path, "change 5-5, change 15-15", "5:McpDiffChange 15:McpDiffChange")
+		cursor := func() int {
+			var l int
+			s.lua(`return vim.api.nvim_win_get_cursor(0)[1]`, &l)
+			return l
+		}
+		s.input("]h")
+		eventually(t, "]h to line 5", func() bool { return cursor() == 5 })
+		s.input("]h")
+		eventually(t, "]h to line 15", func() bool { return cursor() == 15 })
+		s.input("[h")
+		eventually(t, "[h back to line 5", func() bool { return cursor() == 5 })
+		s.cmd("McpDiffNextHunk")
+		if cursor() != 15 {
+			t.Fatalf(":McpDiffNextHunk went to %d", cursor())
+		}
+		s.cmd("McpDiffPreviewHunk")
+		var lines []string
+		s.lua(`
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= "" then
+    return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
+  end
+end
+return {}`, &lines)
+		text := strings.Join(lines, "\n")
+		for _, want := range []string{"edit " + id[:8], "conversation conv_1_bd", "-line 15"} {
+			if !strings.Contains(text, want) {
+				t.Fatalf("the preview lacks %q:\n%s", want, text)
+			}
+		}
+		// A keymap the user has is never replaced.
+		s2 := startNvim(t, nv, options{"auto_start": false, "keymaps": map[string]any{"next_hunk": "]x"}})
+		s2.cmd("nnoremap ]y :echo 'mine'<CR>")
+		s2.lua(`require("mcpdiff").setup({ bin = ..., auto_start = false, keymaps = { next_hunk = "]y" } })`, nil, binPath)
+		var rhs string
+		s2.lua(`return vim.fn.maparg("]y", "n")`, &rhs)
+		if !strings.Contains(rhs, "mine") {
+			t.Fatalf("]y was replaced: %q", rhs)
+		}
+	})
+}
+
+// :McpDiffQuickfix lists one entry per pending hunk, across files.
+func TestQuickfixListsEveryPendingHunk(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		a0, b0 := numberedLines(10), numberedLines(4)
+		a := s.writeFile("a.txt", a0)
+		b := s.writeFile("sub/b.txt", b0)
+		s.recordEdit("conv_1_be", a, a0, replaceLines(a0, map[int]string{2: "two", 9: "nine"}))
+		idB := s.recordEdit("conv_1_be", b, b0, replaceLines(b0, map[int]string{4: "four"}))
+		s.cmd("McpDiffQuickfix")
+		var items []struct {
+			Lnum int    `msgpack:"lnum"`
+			Text string `msgpack:"text"`
+			Name string `msgpack:"name"`
+		}
+		s.lua(`
+local out = {}
+for _, it in ipairs(vim.fn.getqflist()) do
+  table.insert(out, { lnum = it.lnum, text = it.text, name = vim.api.nvim_buf_get_name(it.bufnr) })
+end
+return out`, &items)
+		if len(items) != 3 || items[0].Name != a || items[0].Lnum != 2 || items[1].Lnum != 9 || items[2].Name != b || items[2].Lnum != 4 || !strings.Contains(items[2].Text, idB[:8]) {
+			t.Fatalf("quickfix: %+v", items)
 		}
 	})
 }
