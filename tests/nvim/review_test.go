@@ -2,6 +2,7 @@ package nvimtest
 
 import (
 	"fmt"
+	"os"
 
 	"os/exec"
 	"reflect"
@@ -365,5 +366,206 @@ return out`, &items)
 		if len(items) != 3 || items[0].Name != a || items[0].Lnum != 2 || items[1].Lnum != 9 || items[2].Name != b || items[2].Lnum != 4 || !strings.Contains(items[2].Text, idB[:8]) {
 			t.Fatalf("quickfix: %+v", items)
 		}
+	})
+}
+
+// listLines returns the lines of the review buffer.
+func (s *session) listLines() []string {
+	s.t.Helper()
+	var lines []string
+	s.lua(`
+for _, b in ipairs(vim.api.nvim_list_bufs()) do
+  if vim.api.nvim_buf_get_name(b):match("mcpdiff://status$") then
+    return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+  end
+end
+return {}`, &lines)
+	return lines
+}
+
+// waitListLine waits for a line of the review list holding all of want, and
+// returns its number.
+func (s *session) waitListLine(want ...string) int {
+	s.t.Helper()
+	var n int
+	var last []string
+	defer func() {
+		if s.t.Failed() {
+			s.t.Logf("the list:\n%s", strings.Join(last, "\n"))
+		}
+	}()
+	eventually(s.t, "a line of the list with "+strings.Join(want, ", "), func() bool {
+		last = s.listLines()
+		for i, l := range last {
+			all := true
+			for _, w := range want {
+				all = all && strings.Contains(l, w)
+			}
+			if all {
+				n = i + 1
+				return true
+			}
+		}
+		return false
+	})
+	return n
+}
+
+func (s *session) cursorTo(line int) {
+	s.t.Helper()
+	s.lua(`vim.api.nvim_win_set_cursor(0, { ..., 0 })`, nil, line)
+}
+
+// The list follows the store by itself, whoever changes it, and its keys decide
+// edits and whole conversations, show diffs inline and open files at the edit.
+func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		a0 := numberedLines(12)
+		path := s.writeFile("a.txt", a0)
+		a1 := replaceLines(a0, map[int]string{9: "nine", 10: "ten"})
+		id1 := s.recordEdit("conv_1_ca", path, a0, a1)
+		s.cmd("McpDiffStatus")
+		s.waitListLine(id1[:8], "pending", "openDiff", "+2 −2", "a.txt")
+		s.waitListLine("Keys:", "= diff inline", "o open file", "A/R accept/reject conversation")
+		s.waitListLine("Conversation conv_1_ca (1)", "1 pending")
+
+		// Another process records and decides: the list follows.
+		a2 := strings.Replace(a1, "line 2\n", "line 2\nadded\n", 1)
+		id2 := s.recordEdit("conv_1_ca", path, a1, a2)
+		s.waitListLine(id2[:8], "pending", "+1 −0")
+		if out, code := s.cli("reject", id2); code != 0 {
+			t.Fatalf("reject: %s", out)
+		}
+		s.waitListLine(id2[:8], "rejected")
+
+		// = shows the diff under the edit; again hides it.
+		line := s.waitListLine(id1[:8])
+		s.cursorTo(line)
+		s.input("=")
+		s.waitListLine("+nine")
+		if got := s.listLines()[line]; !strings.HasPrefix(strings.TrimSpace(got), "edit "+id1) {
+			t.Fatalf("the inline diff should start under the edit, found %q", got)
+		}
+		s.input("=")
+		eventually(t, "the inline diff to go", func() bool { return !strings.Contains(strings.Join(s.listLines(), "\n"), "+nine") })
+
+		// o opens the file at the edit.
+		s.cursorTo(s.waitListLine(id1[:8]))
+		s.input("o")
+		eventually(t, "the file open at line 9", func() bool {
+			var name string
+			var l int
+			s.lua(`return vim.api.nvim_buf_get_name(0)`, &name)
+			s.lua(`return vim.api.nvim_win_get_cursor(0)[1]`, &l)
+			return name == path && l == 9
+		})
+
+		// R rejects the whole conversation, A accepts it (puts everything back).
+		s.cmd("McpDiffStatus")
+		s.cursorTo(s.waitListLine("Conversation conv_1_ca"))
+		s.input("R")
+		eventually(t, "the conversation rejected", func() bool { return readFile(t, path) == a0 })
+		s.waitListLine(id1[:8], "rejected")
+		s.cursorTo(s.waitListLine(id1[:8]))
+		s.input("A")
+		eventually(t, "the conversation accepted", func() bool { return readFile(t, path) == a2 })
+		s.waitListLine("Conversation conv_1_ca (2)", "2 accepted")
+	})
+}
+
+// A decision in one Neovim shows in another on the same workspace: its buffer is
+// reloaded and its signs and list follow.
+func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s1 := startNvim(t, nv, nil)
+		s2 := startNvim(t, nv, nil)
+		s2.cmd("cd " + s1.ws)
+		before := numberedLines(8)
+		path := s1.writeFile("a.txt", before)
+		after := replaceLines(before, map[int]string{2: "two", 7: "seven"})
+		s1.cmd("edit " + path)
+		s2.cmd("edit " + path)
+		id := s1.recordEdit("conv_1_cb", path, before, after)
+		s2.cmd("McpDiffStatus")
+		s2.cmd("wincmd p")
+		for _, s := range []*session{s1, s2} {
+			s.waitBuffer(path, after)
+			s.waitHunks(path, "change 2-2, change 7-7", "2:McpDiffChange 7:McpDiffChange")
+		}
+		s1.cmd("7McpDiffReject")
+		want := replaceLines(before, map[int]string{2: "two"})
+		s2.waitBuffer(path, want)
+		s2.waitHunks(path, "change 2-2", "2:McpDiffChange")
+		s2.waitListLine(id[:8], "partly rejected")
+	})
+}
+
+// A reject started in Neovim finishes when Neovim quits meanwhile: the file and the
+// history agree.
+func TestNeovimClosedWhileARejectRuns(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		before := numberedLines(3000)
+		path := s.writeFile("a.txt", before)
+		after := replaceLines(before, map[int]string{100: "changed"})
+		id := s.recordEdit("conv_1_cc", path, before, after)
+		s.cmd("edit " + path)
+		s.cmd("McpDiffReject")
+		s.close()
+		eventually(t, "the reject to finish", func() bool {
+			e := s.historyEntries()
+			return len(e) == 1 && e[0].Status == "rejected" && readFile(t, path) == before
+		})
+		if out, code := s.cli("reject", id); code != 0 || !strings.Contains(out, "already rejected") {
+			t.Fatalf("the history and the file disagree: %d %s", code, out)
+		}
+	})
+}
+
+// A range reject of a file changed or deleted outside the history shows the
+// difference and asks before discarding it.
+func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		before := numberedLines(6)
+		path := s.writeFile("a.txt", before)
+		after := replaceLines(before, map[int]string{2: "two", 5: "five"})
+		id := s.recordEdit("conv_1_cd", path, before, after)
+		s.cmd("edit " + path)
+		s.waitHunks(path, "change 2-2, change 5-5", "2:McpDiffChange 5:McpDiffChange")
+		outside := after + "typed elsewhere\n"
+		if err := writeString(path, outside); err != nil {
+			t.Fatal(err)
+		}
+		s.cmd("edit!")
+		s.lua(`_G.asked = nil
+require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`, nil)
+		s.cmd("5McpDiffReject")
+		eventually(t, "the forced reject", func() bool {
+			return readFile(t, path) == replaceLines(before, map[int]string{2: "two"})
+		})
+		var asked string
+		s.lua(`return _G.asked or ""`, &asked)
+		if !strings.Contains(asked, "Discard those outside changes") {
+			t.Fatalf("asked %q", asked)
+		}
+
+		// Deleted outside: the whole edit's reject brings the file back, once allowed.
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		s.cmd("McpDiffReject " + id)
+		eventually(t, "the file back without the edit", func() bool {
+			b, err := os.ReadFile(path)
+			return err == nil && string(b) == before
+		})
+
+		s.cmd("McpDiffReject deadbeef")
+		s.waitMessage("unknown edit or conversation id")
 	})
 }
