@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpdiff/mcpdiff/udiff"
 )
@@ -352,8 +353,13 @@ func (p *replayer) blocks(st *step) ([]udiff.Block, error) {
 	return p.store.diffBlocks(*st.diffFile())
 }
 
-// diffBlocks reads a diff of the store as zero-context change blocks.
+// diffBlocks reads a diff of the store as zero-context change blocks. Diffs are
+// never rewritten (each is named by its edit or rebuild), so they are kept in
+// memory: a replay reads every diff of a file, and a decision replays twice.
 func (s *Store) diffBlocks(rel string) ([]udiff.Block, error) {
+	if b, ok := s.blocks.get(rel); ok {
+		return b, nil
+	}
 	text, err := s.readStoreFile(rel)
 	if err != nil {
 		return nil, err
@@ -365,7 +371,36 @@ func (s *Store) diffBlocks(rel string) ([]udiff.Block, error) {
 	if err != nil || len(files) != 1 {
 		return nil, fmt.Errorf("diff %s is unreadable: %v", rel, err)
 	}
-	return files[0].Blocks(), nil
+	blocks := files[0].Blocks()
+	s.blocks.put(rel, blocks, len(text))
+	return blocks, nil
+}
+
+// blockCache keeps parsed diffs up to a size, then starts over.
+type blockCache struct {
+	mu    sync.Mutex
+	m     map[string][]udiff.Block
+	bytes int
+}
+
+// blockCacheBytes bounds the diff text behind the cached blocks.
+const blockCacheBytes = 64 << 20
+
+func (c *blockCache) get(rel string) ([]udiff.Block, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[rel]
+	return b, ok
+}
+
+func (c *blockCache) put(rel string, b []udiff.Block, size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+size > blockCacheBytes {
+		c.m, c.bytes = map[string][]udiff.Block{}, 0
+	}
+	c.m[rel] = b
+	c.bytes += size
 }
 
 // conflict returns why keeping a step (the blocks v keeps) would be a guess, and the

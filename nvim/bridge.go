@@ -129,6 +129,7 @@ func (b *bridge) registerHandlers() error {
 		"mcpdiff_buffers": b.review.setBuffers,
 		"mcpdiff_hunks":   b.review.hunks,
 		"mcpdiff_pending": b.review.pending,
+		"mcpdiff_review":  b.review.list,
 	}
 	for method, fn := range handlers {
 		if err := b.v.RegisterHandler(method, fn); err != nil {

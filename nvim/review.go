@@ -12,6 +12,7 @@ import (
 	nvimrpc "github.com/neovim/go-client/nvim"
 
 	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 	"github.com/mcpdiff/mcpdiff/internal/storewatch"
 	"github.com/mcpdiff/mcpdiff/workspace"
 )
@@ -27,17 +28,19 @@ type reviewer struct {
 	logf  func(format string, args ...any)
 	watch *storewatch.Watcher
 
-	mu      sync.Mutex
-	cwd     string
-	files   map[string]*openFile      // by the buffer's name
-	stores  map[string]*history.Store // by workspace folder
-	dirty   map[string]bool           // buffer names whose hunks Neovim needs
-	changed map[string]bool           // workspaces whose store changed
-	watched string // what the watcher was last told to watch
-	kick    chan struct{}
-	life    context.Context
-	end     context.CancelFunc
-	done    chan struct{}
+	mu       sync.Mutex
+	cwd      string
+	files    map[string]*openFile        // by the buffer's name
+	stores   map[string]*history.Store   // by workspace folder
+	dirty    map[string]bool             // buffer names whose hunks Neovim needs
+	changed  map[string]bool             // workspaces whose store changed
+	lists    map[string]*reviewlist.List // review lists by cwd, while their store is unchanged
+	watchKey string                      // what the watcher was last told to watch
+	watching map[string]bool             // the store folders it watches
+	kick     chan struct{}
+	life     context.Context
+	end      context.CancelFunc
+	done     chan struct{}
 }
 
 // openFile is a file Neovim has loaded in a buffer.
@@ -52,7 +55,7 @@ const debounce = 30 * time.Millisecond
 func newReviewer(v *nvimrpc.Nvim, logf func(format string, args ...any)) *reviewer {
 	life, end := context.WithCancel(context.Background())
 	r := &reviewer{v: v, logf: logf, files: map[string]*openFile{}, stores: map[string]*history.Store{},
-		dirty: map[string]bool{}, changed: map[string]bool{},
+		dirty: map[string]bool{}, changed: map[string]bool{}, lists: map[string]*reviewlist.List{},
 		kick: make(chan struct{}, 1), life: life, end: end, done: make(chan struct{})}
 	w, err := storewatch.New(debounce, r.storesChanged, logf)
 	if err != nil {
@@ -105,6 +108,7 @@ func (r *reviewer) storesChanged(stores []string) {
 	for _, s := range stores {
 		r.changed[workspaceOf(s)] = true
 	}
+	r.lists = map[string]*reviewlist.List{}
 	r.mu.Unlock()
 	r.poke()
 }
@@ -224,19 +228,19 @@ func (r *reviewer) rewatch(files map[string]*openFile, cwd string) bool {
 		roots = append(roots, cwd)
 	}
 	stores := make([]string, 0, len(set))
-	grew := false
-	key := strings.Join(roots, "\x00") + "\x00"
 	for s := range set {
 		stores = append(stores, s)
 	}
 	sort.Strings(stores)
-	key += strings.Join(stores, "\x00")
-	if key != r.watched {
-		grew = true
-		r.watched = key
+	key := strings.Join(roots, "\x00") + "\x00\x00" + strings.Join(stores, "\x00")
+	r.mu.Lock()
+	same := key == r.watchKey
+	r.watchKey, r.watching = key, set
+	r.mu.Unlock()
+	if !same {
 		r.watch.Watch(stores, roots)
 	}
-	return grew
+	return !same
 }
 
 // findWorkspace is the folder whose store records the files of dir (the nearest
@@ -307,6 +311,37 @@ func (r *reviewer) pending(dir string) ([]map[string]any, error) {
 		out = append(out, map[string]any{"path": path, "hunks": luaHunks(hs)})
 	}
 	return out, nil
+}
+
+// list answers the mcpdiff_review request: the rows of the review list of the
+// store that records files under dir.
+// A list is kept until the watcher reports a change of any store (it watches the
+// cwd's), so opening the list again costs nothing.
+func (r *reviewer) list(dir string) (*reviewlist.List, error) {
+	r.mu.Lock()
+	cached := r.lists[dir]
+	r.mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	s := r.storeOf(r.findWorkspace(dir))
+	if s == nil {
+		return reviewlist.Empty("no edit history in " + dir + " or any folder above it (edits are recorded by mcpdiff serve, hooks and accepted diffs)"), nil
+	}
+	l, err := reviewlist.Build(s, dir)
+	if err == nil && r.watch != nil && r.isWatched(s.Workspace()) {
+		r.mu.Lock()
+		r.lists[dir] = l
+		r.mu.Unlock()
+	}
+	return l, err
+}
+
+// isWatched reports whether the watcher follows the store of workspace ws.
+func (r *reviewer) isWatched(ws string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watching[filepath.Join(ws, storewatch.StoreDir)]
 }
 
 // luaHunks is what hunks() returns in Lua.

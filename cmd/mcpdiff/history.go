@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 	"github.com/mcpdiff/mcpdiff/workspace"
 )
 
@@ -30,6 +31,7 @@ const (
 type cliArgs struct {
 	operands  []string
 	json      bool
+	review    bool
 	force     bool
 	withLater bool
 	lines     string
@@ -77,6 +79,8 @@ func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
 			a.force = true
 		case "with-later":
 			a.withLater = true
+		case "review":
+			a.review = true
 		default:
 			if !hasValue {
 				if i+1 >= len(args) {
@@ -126,9 +130,12 @@ func absFile(p string) string {
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
-	a, err := parseCLI(args, "json", "conv", "file", "status", "workspace")
+	a, err := parseCLI(args, "json", "review", "conv", "file", "status", "workspace")
 	if err != nil || len(a.operands) > 0 {
 		return usageError(stderr, "status", err, "mcpdiff status [--conv ID] [--file PATH] [--status pending|accepted|rejected] [--json] [--workspace DIR]")
+	}
+	if a.review { // the rows of Neovim's review list, when its bridge does not run
+		return reviewRows(a.workspace, stdout, stderr)
 	}
 	if a.status != "" && a.status != "pending" && a.status != "accepted" && a.status != "rejected" {
 		return usageError(stderr, "status", fmt.Errorf("--status must be pending, accepted or rejected, not %q", a.status), "")
@@ -162,9 +169,26 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	rows := [][]string{{"EDIT", "TIME", "STATUS", "OP", "CONVERSATION", "PATH"}}
 	for _, e := range list.Entries {
-		rows = append(rows, []string{e.EditID, localTime(e.Timestamp), e.StatusText(), string(e.Operation), e.ConversationID, entryPath(store, e)})
+		rows = append(rows, []string{e.EditID, reviewlist.LocalTime(e.Timestamp), e.StatusText(), string(e.Operation), e.ConversationID, entryPath(store, e)})
 	}
 	writeTable(stdout, rows)
+	return exitOK
+}
+
+// reviewRows prints the rows of Neovim's review list as JSON.
+func reviewRows(dir string, stdout, stderr io.Writer) int {
+	store, err := openStore(dir)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	wd, _ := os.Getwd()
+	list, err := reviewlist.Build(store, wd)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	if err := json.NewEncoder(stdout).Encode(list); err != nil {
+		return refused(stderr, err)
+	}
 	return exitOK
 }
 
@@ -189,7 +213,7 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.StatusText(), e.ConversationID, e.ToolCallIndex, e.ToolName, localTime(e.Timestamp))
+		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.StatusText(), e.ConversationID, e.ToolCallIndex, e.ToolName, reviewlist.LocalTime(e.Timestamp))
 		if len(e.HunkStatus) > 0 {
 			header += "\n" + hunkStates(e.HunkStatus)
 		}
@@ -224,18 +248,35 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	if err == nil && a.lines != "" {
 		ranges, err = history.ParseLineRanges(a.lines)
 	}
+	var ids []string
+	var hunks []history.HunkRef
+	for _, op := range a.operands {
+		if err != nil {
+			break
+		}
+		id, block, isHunk := strings.Cut(op, ":")
+		if !isHunk {
+			ids = append(ids, op)
+			continue
+		}
+		n, perr := strconv.Atoi(block)
+		if perr != nil || n < 1 || id == "" {
+			err = fmt.Errorf("bad change block %q: write ID:N, N counting the edit's changes from 1", op)
+		}
+		hunks = append(hunks, history.HunkRef{EditID: id, Block: n - 1})
+	}
 	if err != nil {
 		extra := ""
 		if to == history.Rejected {
 			extra = " [--with-later]"
 		}
-		return usageError(stderr, name, err, "mcpdiff "+name+" (ID... | --conv ID | --file PATH [--lines A-B[,C-D]])"+extra+" [--force] [--json] [--workspace DIR]")
+		return usageError(stderr, name, err, "mcpdiff "+name+" (ID[:N]... | --conv ID | --file PATH [--lines A-B[,C-D]])"+extra+" [--force] [--json] [--workspace DIR]")
 	}
 	store, err := openStore(a.workspace)
 	if err != nil {
 		return decideFailed(stdout, stderr, a, err)
 	}
-	sel := history.Selection{IDs: a.operands, Conversation: a.conv, Lines: ranges, WithLater: a.withLater}
+	sel := history.Selection{IDs: ids, Hunks: hunks, Conversation: a.conv, Lines: ranges, WithLater: a.withLater}
 	if a.file != "" {
 		sel.File = absFile(a.file)
 	}
@@ -436,54 +477,6 @@ func entryPath(store *history.Store, e *history.Entry) string {
 		return store.Rel(*e.SourcePath) + " -> " + store.Rel(e.FilePath)
 	}
 	return store.Rel(e.FilePath)
-}
-
-// localTime shows a log timestamp in local time. It reads the layout mcpdiff writes
-// directly (time.Parse and Format were a tenth of `status` on 10,000 entries).
-func localTime(ts string) string {
-	t, ok := parseLogTime(ts)
-	if !ok {
-		var err error
-		if t, err = time.Parse(time.RFC3339Nano, ts); err != nil {
-			return ts
-		}
-	}
-	t = t.Local()
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	b := make([]byte, 0, 19)
-	b = appendPadded(b, y, 4)
-	b = appendPadded(append(b, '-'), int(mo), 2)
-	b = appendPadded(append(b, '-'), d, 2)
-	b = appendPadded(append(b, ' '), h, 2)
-	b = appendPadded(append(b, ':'), mi, 2)
-	b = appendPadded(append(b, ':'), s, 2)
-	return string(b)
-}
-
-// parseLogTime reads "2006-01-02T15:04:05.000Z".
-func parseLogTime(ts string) (time.Time, bool) {
-	if len(ts) != 24 || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' || ts[16] != ':' || ts[19] != '.' || ts[23] != 'Z' {
-		return time.Time{}, false
-	}
-	var n [7]int
-	for i, span := range [7][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 23}} {
-		for _, c := range ts[span[0]:span[1]] {
-			if c < '0' || c > '9' {
-				return time.Time{}, false
-			}
-			n[i] = n[i]*10 + int(c-'0')
-		}
-	}
-	return time.Date(n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], n[6]*1e6, time.UTC), true
-}
-
-func appendPadded(b []byte, n, width int) []byte {
-	s := strconv.Itoa(n)
-	for i := len(s); i < width; i++ {
-		b = append(b, '0')
-	}
-	return append(b, s...)
 }
 
 // writeDiff prints a header and a diff, coloured like git when color is set.

@@ -190,14 +190,11 @@ function M.resolve(action, id, opts)
         notify(("no pending change on %s of %s"):format(lines, rel), vim.log.levels.WARN)
         return finish(false)
       end
-      local spans = {}
-      for _, h in ipairs(touched) do -- lines on disk, which the CLI reads
-        table.insert(spans, (h.disk_start or h.start_line) .. "-" .. (h.disk_end or h.end_line))
+      -- The change blocks the user sees there, by edit: what the lines mean now.
+      args = { action }
+      for _, h in ipairs(touched) do
+        table.insert(args, h.edit_id .. ":" .. h.block)
       end
-      if not vim.bo[buf].modified then
-        spans = { l1 .. "-" .. l2 }
-      end
-      vim.list_extend(args, { "--lines", table.concat(spans, ",") })
       what = lines .. " of " .. rel
     end
   end

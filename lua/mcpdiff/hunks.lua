@@ -189,7 +189,6 @@ local function through_unsaved(buf, name, hunks)
   local out = {}
   for _, h in ipairs(hunks) do
     local c = vim.deepcopy(h)
-    c.disk_start, c.disk_end = h.start_line, h.end_line
     if h.kind == "delete" then
       local at = map(h.after_line or h.start_line, false)
       c.after_line, c.start_line, c.end_line = at, math.max(at, 1), math.max(at, 1)
@@ -227,6 +226,11 @@ end
 -- "delete") and old_lines (what the block replaced). A deletion's lines are gone: it
 -- sits on the line above them (after_line; 0 when they were at the top, shown on 1).
 function M.hunks(buf)
+  return vim.deepcopy(M.current(buf))
+end
+
+-- current is hunks() without the copy: the caller must not change what it gets.
+function M.current(buf)
   if buf == nil or buf == 0 then
     buf = api.nvim_get_current_buf()
   end
@@ -238,7 +242,7 @@ function M.hunks(buf)
   if vim.bo[buf].modified then
     return through_unsaved(buf, name, hunks)
   end
-  return vim.deepcopy(hunks)
+  return hunks
 end
 
 -- render places the signs of buf.
@@ -250,7 +254,7 @@ function M.render(buf)
   end
   local list = {}
   local last = api.nvim_buf_line_count(buf)
-  for _, h in ipairs(M.hunks(buf)) do
+  for _, h in ipairs(M.current(buf)) do
     local name = h.kind == "add" and "McpDiffAdd" or h.kind == "delete" and "McpDiffDelete" or "McpDiffChange"
     for lnum = h.start_line, math.min(h.end_line, last) do
       table.insert(list, { buffer = buf, group = SIGN_GROUP, name = name, lnum = lnum, priority = SIGN_PRIORITY })
@@ -301,9 +305,9 @@ end
 -- at_cursor returns the hunk under the cursor of the current window, or nil.
 function M.at_cursor()
   local line = api.nvim_win_get_cursor(0)[1]
-  for _, h in ipairs(M.hunks(0)) do
+  for _, h in ipairs(M.current(0)) do
     if h.start_line <= line and line <= h.end_line then
-      return h
+      return vim.deepcopy(h)
     end
   end
   return nil
@@ -312,7 +316,7 @@ end
 -- jump moves the cursor to the next (dir 1) or previous (dir -1) pending hunk,
 -- wrapping around the end of the buffer when 'wrapscan' is set.
 function M.jump(dir)
-  local hunks = M.hunks(0)
+  local hunks = M.current(0)
   if #hunks == 0 then
     notify("no pending edits in this buffer", vim.log.levels.WARN)
     return false
@@ -434,7 +438,7 @@ function M.quickfix()
     local hunks = f.hunks
     if bufs[f.path] then -- an open buffer: its lines as they are now
       state.by_name[f.path] = f.hunks
-      hunks = M.hunks(bufs[f.path])
+      hunks = M.current(bufs[f.path])
     end
     for _, h in ipairs(hunks) do
       table.insert(items, {
@@ -461,18 +465,12 @@ end
 -- touched returns the hunks of buf touching lines l1..l2 (of the buffer as it is).
 function M.touched(buf, l1, l2)
   local out = {}
-  for _, h in ipairs(M.hunks(buf)) do
+  for _, h in ipairs(M.current(buf)) do
     if h.start_line <= l2 and h.end_line >= l1 then
       table.insert(out, h)
     end
   end
   return out
-end
-
--- on_disk returns the hunks of buf as on disk (what the CLI's --lines means).
-function M.on_disk(buf)
-  local name = file_name(buf)
-  return name and vim.deepcopy(raw(name)) or {}
 end
 
 return M

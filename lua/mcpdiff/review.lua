@@ -17,9 +17,9 @@ local ns = api.nvim_create_namespace("mcpdiff_review")
 local state = {
   buf = nil,
   cwd = nil,
-  rows = {}, -- line number -> { entry = e } / { conv = id, entries = {...} } / { entry = e, diff = true }
-  entries = nil, -- the last list read
+  list = nil, -- the rows the Go side built: columns lines, edit, conv, file, source, status
   err = nil,
+  rows = {}, -- buffer line -> index in the list's columns (negative: a line of an inline diff)
   expanded = {}, -- edit id -> its diff's lines, shown under the edit
   loading = false,
   again = false, -- a refresh was asked for while one ran
@@ -44,49 +44,6 @@ local function relative(path, cwd)
   return path
 end
 
-local function short_time(ts)
-  -- 2026-11-22T05:25:31.123Z -> 2026-11-22 05:25:31
-  local d, t = str(ts):match("^(%d+%-%d+%-%d+)T(%d+:%d+:%d+)")
-  return d and (d .. " " .. t) or str(ts)
-end
-
-local function short_id(id)
-  return str(id):sub(1, 8)
-end
-
--- status_text is an entry's status as people read it.
-local function status_text(e)
-  local st = str(e.status)
-  if st ~= "rejected" and type(e.hunk_status) == "table" then
-    for _, h in ipairs(e.hunk_status) do
-      if h == "rejected" then
-        return "partly rejected"
-      end
-    end
-  end
-  return st
-end
-
-local function entry_path(e)
-  local path = relative(e.file_path, state.cwd)
-  if e.source_path ~= nil and e.source_path ~= vim.NIL then
-    return relative(e.source_path, state.cwd) .. " -> " .. path
-  end
-  return path
-end
-
-local function entry_line(e)
-  return ("  %s  %s  %-15s  %-7s  %-12s  %-11s  %s"):format(
-    short_id(e.edit_id),
-    short_time(e.timestamp),
-    status_text(e),
-    str(e.operation),
-    str(e.tool_name),
-    ("+%d −%d"):format(tonumber(e.added) or 0, tonumber(e.removed) or 0),
-    entry_path(e)
-  )
-end
-
 local function bridge_lines()
   local bridge = require("mcpdiff.bridge")
   local info = bridge.info()
@@ -102,58 +59,13 @@ local function bridge_lines()
   return lines
 end
 
--- group_entries orders entries per conversation (first edit time), then per edit.
-local function group_entries(list)
-  local convs, order = {}, {}
-  for _, e in ipairs(list) do
-    local id = str(e.conversation_id)
-    if not convs[id] then
-      convs[id] = {}
-      table.insert(order, id)
-    end
-    table.insert(convs[id], e)
-  end
-  for _, id in ipairs(order) do
-    table.sort(convs[id], function(a, b)
-      local sa, sb = tonumber(a.seq) or 0, tonumber(b.seq) or 0
-      if sa ~= sb then
-        return sa < sb
-      end
-      return (tonumber(a.tool_call_index) or 0) < (tonumber(b.tool_call_index) or 0)
-    end)
-  end
-  table.sort(order, function(a, b)
-    return str(convs[a][1].timestamp) < str(convs[b][1].timestamp)
-  end)
-  return convs, order
-end
-
-local function summary(entries)
-  local count, names = {}, {}
-  for _, e in ipairs(entries) do
-    local st = status_text(e)
-    if not count[st] then
-      count[st] = 0
-      table.insert(names, st)
-    end
-    count[st] = count[st] + 1
-  end
-  local parts = {}
-  for _, st in ipairs(names) do
-    table.insert(parts, count[st] .. " " .. st)
-  end
-  return table.concat(parts, ", ")
-end
-
--- row_key names what a row shows, to find it again after a refresh.
-local function row_key(row)
-  if not row then
+-- row_key names what a list row shows, to find it again after a refresh.
+local function row_key(i)
+  local l = state.list
+  if not l or not i or i < 1 then
     return nil
   end
-  if row.entry then
-    return "edit " .. str(row.entry.edit_id)
-  end
-  return "conv " .. row.conv
+  return l.edit[i] ~= "" and ("edit " .. l.edit[i]) or ("conv " .. l.conv[i])
 end
 
 local function list_windows()
@@ -174,28 +86,30 @@ local function render()
   table.insert(lines, "Keys: " .. M.KEYS)
   table.insert(lines, "")
   local rows, diff_rows = {}, {}
-  local entries = state.entries
-  if state.err then
-    table.insert(lines, "History: " .. state.err)
-  elseif not entries then
+  local l = state.list
+  local first = #lines + 1
+  if state.err or (l and str(l.error) ~= "") then
+    table.insert(lines, "History: " .. (state.err or str(l.error)))
+  elseif not l then
     table.insert(lines, "History: loading…")
-  elseif #entries == 0 then
+  elseif #l.lines == 0 then
     table.insert(lines, "History: no recorded edits under " .. state.cwd)
+  elseif next(state.expanded) == nil then
+    -- The common case, kept cheap for long lists: the rows as they came.
+    vim.list_extend(lines, l.lines)
+    for i = 1, #l.lines do
+      rows[first + i - 1] = i
+    end
   else
-    local convs, order = group_entries(entries)
-    for _, id in ipairs(order) do
-      table.insert(lines, ("Conversation %s (%d)  %s"):format(id, #convs[id], summary(convs[id])))
-      rows[#lines] = { conv = id, entries = convs[id] }
-      for _, e in ipairs(convs[id]) do
-        table.insert(lines, entry_line(e))
-        rows[#lines] = { entry = e }
-        local diff = state.expanded[str(e.edit_id)]
-        if diff then
-          for _, l in ipairs(diff) do
-            table.insert(lines, "      " .. l)
-            rows[#lines] = { entry = e, diff = true }
-            diff_rows[#lines] = l:sub(1, 1)
-          end
+    for i, line in ipairs(l.lines) do
+      table.insert(lines, line)
+      rows[#lines] = i
+      local diff = l.edit[i] ~= "" and state.expanded[l.edit[i]]
+      if diff then
+        for _, d in ipairs(diff) do
+          table.insert(lines, "      " .. d)
+          rows[#lines] = -i
+          diff_rows[#lines] = d:sub(1, 1)
         end
       end
     end
@@ -206,7 +120,9 @@ local function render()
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
   api.nvim_buf_clear_namespace(buf, ns, 0, -1)
-  require("mcpdiff.hunks").define()
+  if next(diff_rows) then
+    require("mcpdiff.hunks").define()
+  end
   for lnum, kind in pairs(diff_rows) do
     local group = kind == "+" and "McpDiffSignAdd" or kind == "-" and "McpDiffSignDelete" or kind == "@" and "Comment"
     if group then
@@ -215,14 +131,30 @@ local function render()
   end
   for w, key in pairs(keep) do
     if key and api.nvim_win_is_valid(w) then
-      for lnum, row in pairs(rows) do
-        if not row.diff and row_key(row) == key then
+      for lnum, i in pairs(rows) do
+        if i > 0 and row_key(i) == key then
           api.nvim_win_set_cursor(w, { lnum, 0 })
           break
         end
       end
     end
   end
+end
+
+-- load reads the list's rows: from the bridge (which keeps the store open), else
+-- from `mcpdiff status --review`. done(list, err).
+local function load(done)
+  local list = require("mcpdiff.bridge").request("mcpdiff_review", state.cwd)
+  if type(list) == "table" then
+    return done(list)
+  end
+  require("mcpdiff.history").run({ "status", "--review" }, state.cwd, function(code, stdout, stderr)
+    local ok, decoded = pcall(vim.json.decode, stdout)
+    if code ~= 0 or not ok or type(decoded) ~= "table" then
+      return done(nil, stderr ~= "" and stderr or ("mcpdiff status failed (exit " .. code .. ")"))
+    end
+    done(decoded)
+  end)
 end
 
 -- refresh reads the history again and redraws the list (keeping the cursor on the
@@ -236,9 +168,9 @@ function M.refresh()
     return
   end
   state.loading = true
-  require("mcpdiff.history").entries(state.cwd, function(list, err)
+  load(function(list, err)
     state.loading = false
-    state.entries, state.err = list, err
+    state.list, state.err = list, err
     render()
     if state.again then
       state.again = false
@@ -263,45 +195,58 @@ function M.store_changed(workspaces)
   end
 end
 
-local function row_under_cursor()
-  return state.rows[api.nvim_win_get_cursor(0)[1]]
+-- item is what a list row stands for: an edit, or a conversation's line.
+local function item(i)
+  local l = state.list
+  return {
+    edit_id = l.edit[i],
+    conversation_id = l.conv[i],
+    file_path = l.file[i],
+    source_path = l.source[i] ~= "" and l.source[i] or nil,
+    status = l.status[i],
+  }
+end
+
+local function index_under_cursor()
+  local i = state.rows[api.nvim_win_get_cursor(0)[1]]
+  return i and math.abs(i) or nil
 end
 
 local function entry_under_cursor()
-  local row = row_under_cursor()
-  if not row or not row.entry then
+  local i = index_under_cursor()
+  if not i or state.list.edit[i] == "" then
     notify("no edit on this line", vim.log.levels.WARN)
     return nil
   end
-  return row.entry
+  return item(i)
 end
 
--- conversation_under_cursor returns the conversation of the line (a header or an
--- edit) and its entries.
+-- conversation_under_cursor returns the conversation of the line (its own line or
+-- one of its edits) and its edits.
 local function conversation_under_cursor()
-  local row = row_under_cursor()
-  if not row then
+  local i = index_under_cursor()
+  if not i then
     notify("no conversation on this line", vim.log.levels.WARN)
     return nil
   end
-  local id = row.conv or str(row.entry.conversation_id)
-  for _, r in pairs(state.rows) do
-    if r.conv == id then
-      return id, r.entries
+  local l, id, entries = state.list, state.list.conv[i], {}
+  for j = 1, #l.conv do
+    if l.conv[j] == id and l.edit[j] ~= "" then
+      table.insert(entries, item(j))
     end
   end
-  return id, { row.entry }
+  return id, entries
 end
 
 -- decide accepts or rejects one edit or a conversation from the list.
 local function decide(action, id, entries)
   local files, rewrites = {}, action == "reject"
   for _, e in ipairs(entries) do
-    table.insert(files, str(e.file_path))
-    if e.source_path ~= nil and e.source_path ~= vim.NIL then
-      table.insert(files, str(e.source_path))
+    table.insert(files, e.file_path)
+    if e.source_path then
+      table.insert(files, e.source_path)
     end
-    rewrites = rewrites or status_text(e) ~= str(e.status) or str(e.status) == "rejected"
+    rewrites = rewrites or e.status == "rejected" or e.status == "partly rejected"
   end
   require("mcpdiff.history").resolve(action, id, { cwd = state.cwd, files = files, rewrites = rewrites, on_done = M.refresh })
 end
@@ -445,7 +390,7 @@ function M.open()
   else
     vim.cmd("botright new")
     local buf = api.nvim_get_current_buf()
-    state.buf, state.entries, state.err, state.expanded = buf, nil, nil, {}
+    state.buf, state.list, state.err, state.expanded = buf, nil, nil, {}
     vim.bo[buf].buftype = "nofile"
     vim.bo[buf].bufhidden = "wipe"
     vim.bo[buf].swapfile = false

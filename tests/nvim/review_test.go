@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/tests/storegen"
 )
 
 // Pending edits of the history in file buffers (signs, hunks(), navigation,
@@ -567,5 +569,33 @@ require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`,
 
 		s.cmd("McpDiffReject deadbeef")
 		s.waitMessage("unknown edit or conversation id")
+	})
+}
+
+// A store of 10,000 entries lists in full, and follows a change like a small one.
+func TestReviewListOfTenThousandEntries(t *testing.T) {
+	requireHistoryCLI(t)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, nil)
+		convs, err := storegen.Write(s.ws, 100, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.cmd("McpDiffStatus")
+		eventually(t, "10,000 edits listed", func() bool {
+			n := 0
+			for _, l := range s.listLines() {
+				if strings.Contains(l, "edit_file") {
+					n++
+				}
+			}
+			return n == 10000
+		})
+		s.waitListLine("Conversation "+convs[99]+" (100)", "10 pending, 90 accepted")
+		// The CLI accepts a whole conversation meanwhile: the list follows.
+		if out, code := s.cli("accept", "--conv", convs[0]); code != 0 {
+			t.Fatalf("accept --conv: %s", out)
+		}
+		s.waitListLine("Conversation "+convs[0]+" (100)", "100 accepted")
 	})
 }
