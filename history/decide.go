@@ -215,7 +215,7 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 		picks := map[int]bool{}
 		for _, b := range byEdit[e.EditID] {
 			if b < 0 || b >= n {
-				return nil, fmt.Errorf("%w: edit %s has no change block %d (it has %d)", ErrUnknownID, short(e.EditID), b, n)
+				return nil, fmt.Errorf("%w: edit %s has no change block %d (it has %d)", ErrUnknownID, short(e.EditID), b+1, n)
 			}
 			picks[b] = true
 		}

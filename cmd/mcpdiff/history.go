@@ -250,10 +250,8 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	}
 	var ids []string
 	var hunks []history.HunkRef
-	for _, op := range a.operands {
-		if err != nil {
-			break
-		}
+	for i := 0; err == nil && i < len(a.operands); i++ {
+		op := a.operands[i]
 		id, block, isHunk := strings.Cut(op, ":")
 		if !isHunk {
 			ids = append(ids, op)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
 )
 
 // requireHistoryCLI skips history tests while the binary has no `status` command.
@@ -27,6 +28,14 @@ func requireHistoryCLI(t *testing.T) {
 func (s *session) recordEdit(conv, path, before, after string) string {
 	s.t.Helper()
 	if err := os.WriteFile(path, []byte(after), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	// The store goes in the workspace, whatever stray store a folder above holds.
+	root, err := workspace.OpenRoot(s.ws)
+	if err == nil {
+		_, err = history.Open(root)
+	}
+	if err != nil {
 		s.t.Fatal(err)
 	}
 	rec := history.NewEditorRecorder([]string{s.ws})

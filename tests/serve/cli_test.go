@@ -405,3 +405,33 @@ func TestRejectLinesOfAnEdit(t *testing.T) {
 		}
 	}
 }
+
+// ID:N names one change block of an edit; status --review gives the rows of
+// Neovim's review list.
+func TestChangeBlockOperandsAndReviewRows(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
+	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
+	id := s.entries()[0]["edit_id"].(string)
+	if out, errOut, code := cliSplit(t, s.dir, "reject", id[:8]+":2"); code != 0 {
+		t.Fatalf("reject ID:2: %d %s %s", code, out, errOut)
+	}
+	s.expect("a.txt", "1\nTWO\n3\n4\n5\n6\n7\n")
+	for _, bad := range []string{id + ":0", id + ":x", ":1"} {
+		if _, errOut, code := cliSplit(t, s.dir, "reject", bad); code != 2 || !strings.Contains(errOut, "ID:N") {
+			t.Fatalf("reject %s: %d %s", bad, code, errOut)
+		}
+	}
+	if _, errOut, code := cliSplit(t, s.dir, "reject", id+":3"); code != 1 || !strings.Contains(errOut, "has no change block 3") {
+		t.Fatalf("reject ID:3: %d %s", code, errOut)
+	}
+	out, _, code := cliSplit(t, s.dir, "status", "--review")
+	var rows struct {
+		Lines  []string `json:"lines"`
+		Edit   []string `json:"edit"`
+		Status []string `json:"status"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows.Lines) != 2 || rows.Edit[1] != id || rows.Status[1] != "partly rejected" || !strings.Contains(rows.Lines[1], "+2 −2") {
+		t.Fatalf("status --review: %d %s", code, out)
+	}
+}
