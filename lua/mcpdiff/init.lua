@@ -89,7 +89,8 @@ function M.set_keymaps(keymaps)
   }
   for _, m in ipairs(maps) do
     if m[1] and vim.fn.maparg(m[1], "n") == "" then
-      vim.keymap.set("n", m[1], m[2], { desc = "mcpdiff: " .. m[3] })
+      -- The API, not vim.keymap: setup() stays off the module loader.
+      vim.api.nvim_set_keymap("n", m[1], "", { callback = m[2], desc = "mcpdiff: " .. m[3], noremap = true })
     end
   end
 end
