@@ -147,10 +147,8 @@ func (r *reviewer) update() {
 	r.mu.Unlock()
 
 	for n, f := range files {
-		ws := f.workspace
-		if ws == "" || r.storeOf(ws) == nil {
-			ws = r.findWorkspace(filepath.Dir(f.real))
-		}
+		// Looked up each time (a few stats): a store may have appeared nearer the file.
+		ws := r.findWorkspace(filepath.Dir(f.real))
 		if ws != f.workspace { // a store appeared (or went): all of it is news
 			f.workspace = ws
 			dirty[n] = true
