@@ -30,6 +30,18 @@ func (r reports) none(t *testing.T, what string) {
 	}
 }
 
+// newStore makes a workspace with the folders of a store and returns the store's.
+func newStore(t *testing.T) string {
+	t.Helper()
+	store := filepath.Join(t.TempDir(), StoreDir)
+	for _, d := range []string{"logs", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(store, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
+}
+
 func newWatcher(t *testing.T) (*Watcher, reports) {
 	t.Helper()
 	r := make(reports, 100)
@@ -42,13 +54,7 @@ func newWatcher(t *testing.T) (*Watcher, reports) {
 }
 
 func TestAppendsRenamesAndNewLogsAreReported(t *testing.T) {
-	ws := t.TempDir()
-	store := filepath.Join(ws, StoreDir)
-	for _, d := range []string{filepath.Join(store, "logs"), filepath.Join(store, "tmp")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store := newStore(t)
 	w, r := newWatcher(t)
 	w.Watch([]string{store}, nil)
 
@@ -88,9 +94,7 @@ func TestAStoreAppearingInAWorkspaceIsReported(t *testing.T) {
 }
 
 func TestABurstIsOneReport(t *testing.T) {
-	ws := t.TempDir()
-	store := filepath.Join(ws, StoreDir)
-	os.MkdirAll(filepath.Join(store, "logs"), 0o755)
+	store := newStore(t)
 	w, r := newWatcher(t)
 	w.Watch([]string{store}, nil)
 	for i := 0; i < 20; i++ {
@@ -101,9 +105,7 @@ func TestABurstIsOneReport(t *testing.T) {
 }
 
 func TestCloseStopsReports(t *testing.T) {
-	ws := t.TempDir()
-	store := filepath.Join(ws, StoreDir)
-	os.MkdirAll(filepath.Join(store, "logs"), 0o755)
+	store := newStore(t)
 	w, r := newWatcher(t)
 	w.Watch([]string{store}, nil)
 	os.WriteFile(filepath.Join(store, "heads.log"), []byte("x"), 0o644)

@@ -90,12 +90,15 @@ local function modified_buffer(paths)
   return nil
 end
 
-local function str(v)
+-- str is a value of decoded JSON or msgpack as text ("" for nil and null).
+function M.str(v)
   if v == nil or v == vim.NIL then
     return ""
   end
   return tostring(v)
 end
+
+local str = M.str
 
 -- matching returns the entries an id names (an edit, a prefix of one, a conversation).
 local function matching(list, id)

@@ -29,12 +29,7 @@ local function notify(msg, level)
   vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
 end
 
-local function str(v)
-  if v == nil or v == vim.NIL then
-    return ""
-  end
-  return tostring(v)
-end
+local str = require("mcpdiff.history").str
 
 local function relative(path, cwd)
   path = str(path)

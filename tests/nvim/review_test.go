@@ -78,6 +78,19 @@ func (s *session) waitBuffer(path, content string) {
 	})
 }
 
+// openEdited writes name with before, opens it, records an edit to after and waits
+// until the buffer shows it with these hunks and signs. It returns the path and the
+// edit's id.
+func (s *session) openEdited(name, before, after, conv, hunks, signs string) (string, string) {
+	s.t.Helper()
+	path := s.writeFile(name, before)
+	s.cmd("edit " + path)
+	id := s.recordEdit(conv, path, before, after)
+	s.waitBuffer(path, after)
+	s.waitHunks(path, hunks, signs)
+	return path, id
+}
+
 func (s *session) cli(args ...string) (string, int) {
 	s.t.Helper()
 	cmd := exec.Command(binPath, args...)
@@ -158,11 +171,7 @@ func TestHunksFollowUnsavedChanges(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(6)
-		path := s.writeFile("a.txt", before)
-		s.cmd("edit " + path)
-		s.recordEdit("conv_1_ac", path, before, replaceLines(before, map[int]string{4: "four"}))
-		s.waitBuffer(path, replaceLines(before, map[int]string{4: "four"}))
-		s.waitHunks(path, "change 4-4", "4:McpDiffChange")
+		path, _ := s.openEdited("a.txt", before, replaceLines(before, map[int]string{4: "four"}), "conv_1_ac", "change 4-4", "4:McpDiffChange")
 		s.lua(`vim.api.nvim_buf_set_lines(0, 0, 0, false, { "typed", "here" })`, nil)
 		if got := hunkText(s.hunks(path)); got != "change 6-6" {
 			t.Fatalf("after two lines typed above: %q", got)
@@ -177,12 +186,8 @@ func TestRejectAndAcceptByLines(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(10)
-		path := s.writeFile("a.txt", before)
-		s.cmd("edit " + path)
 		after := replaceLines(before, map[int]string{2: "two", 8: "eight"})
-		id := s.recordEdit("conv_1_ba", path, before, after)
-		s.waitBuffer(path, after)
-		s.waitHunks(path, "change 2-2, change 8-8", "2:McpDiffChange 8:McpDiffChange")
+		path, id := s.openEdited("a.txt", before, after, "conv_1_ba", "change 2-2, change 8-8", "2:McpDiffChange 8:McpDiffChange")
 
 		s.cmd("7,9McpDiffReject")
 		want := replaceLines(before, map[int]string{2: "two"})
@@ -219,12 +224,8 @@ func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(5)
-		path := s.writeFile("a.txt", before)
-		s.cmd("edit " + path)
 		after := replaceLines(before, map[int]string{3: "three"})
-		id := s.recordEdit("conv_1_bb", path, before, after)
-		s.waitBuffer(path, after)
-		s.waitHunks(path, "change 3-3", "3:McpDiffChange")
+		path, id := s.openEdited("a.txt", before, after, "conv_1_bb", "change 3-3", "3:McpDiffChange")
 		s.lua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine" })`, nil)
 		for i, command := range []string{"McpDiffReject", "3McpDiffReject", "McpDiffReject " + id} {
 			s.cmd(command)
@@ -297,10 +298,8 @@ func TestNavigateAndPreviewHunks(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(20)
-		path := s.writeFile("a.txt", before)
-		s.cmd("edit " + path)
-		id := s.recordEdit("conv_1_bd", path, before, replaceLines(before, map[int]string{5: "five", 15: "fifteen"}))
-		s.waitHunks(path, "change 5-5, change 15-15", "5:McpDiffChange 15:McpDiffChange")
+		_, id := s.openEdited("a.txt", before, replaceLines(before, map[int]string{5: "five", 15: "fifteen"}), "conv_1_bd",
+			"change 5-5, change 15-15", "5:McpDiffChange 15:McpDiffChange")
 		cursor := func() int {
 			var l int
 			s.lua(`return vim.api.nvim_win_get_cursor(0)[1]`, &l)
@@ -535,11 +534,8 @@ func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(6)
-		path := s.writeFile("a.txt", before)
 		after := replaceLines(before, map[int]string{2: "two", 5: "five"})
-		id := s.recordEdit("conv_1_cd", path, before, after)
-		s.cmd("edit " + path)
-		s.waitHunks(path, "change 2-2, change 5-5", "2:McpDiffChange 5:McpDiffChange")
+		path, id := s.openEdited("a.txt", before, after, "conv_1_cd", "change 2-2, change 5-5", "2:McpDiffChange 5:McpDiffChange")
 		outside := after + "typed elsewhere\n"
 		if err := writeString(path, outside); err != nil {
 			t.Fatal(err)
