@@ -508,7 +508,7 @@ func (p *propWorld) disk() map[string]string {
 }
 
 func TestPropertyRejectKeepsEveryOtherEdit(t *testing.T) {
-	cases := 400
+	cases := 300
 	if testing.Short() {
 		cases = 60
 	}
