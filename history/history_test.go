@@ -829,3 +829,70 @@ func TestCleanupKeepsAPrefixTheReplayStillNeeds(t *testing.T) {
 	w.mustDecide(Rejected, e2.EditID)
 	w.expect("a.txt", numbered(10))
 }
+
+// An edit made next to a rejected edit's lines, after its reject, does not stop it
+// coming back, nor does a partial reject made before.
+func TestReacceptNextToALaterEditAndAfterAPartialReject(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(numbered(10), 3, "three"), 7, "seven"))
+	if _, err := w.store.Decide(context.Background(), Selection{Hunks: []HunkRef{{EditID: e1.EditID, Block: 1}}}, Rejected, false); err != nil {
+		t.Fatal(err)
+	}
+	w.expect("a.txt", replaceLine(numbered(10), 3, "three"))
+	if list, _ := w.store.List(Filter{}); !list.Entries[0].PartlyRejected() || list.Entries[0].StatusText() != "partly rejected" {
+		t.Fatalf("after a partial reject: %+v", list.Entries[0])
+	}
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "eight")) // next to line 7
+	w.mustDecide(Accepted, e1.EditID)
+	w.expect("a.txt", replaceLine(replaceLine(replaceLine(numbered(10), 3, "three"), 7, "seven"), 8, "eight"))
+	hunks, err := w.store.Hunks(w.abs("a.txt"))
+	if err != nil || len(hunks) != 1 || hunks[0].EditID != e2.EditID || hunks[0].Start != 8 {
+		t.Fatalf("pending hunks after e1 was accepted: %+v %v", hunks, err)
+	}
+	// Rejecting e1 by its lines again, now with e2 next to them, works too.
+	if _, err := w.store.Decide(context.Background(), Selection{File: w.abs("a.txt"), Lines: []LineRange{{Start: 7, End: 7}}}, Rejected, false); !errors.Is(err, ErrNoPendingChange) {
+		t.Fatalf("e1 is accepted: lines 7 hold no pending change, got %v", err)
+	}
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", replaceLine(numbered(10), 8, "eight"))
+}
+
+// Entries of older stores have no line counts and no per-change statuses: they read
+// as whole-edit decisions, and their counts come from their diffs.
+func TestOlderEntriesReadAsBefore(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(5))
+	c := NewConversationID()
+	e := w.edit(c, "a.txt", replaceLine(insertAfter(numbered(5), 1, "new"), 5, "four"))
+	log := filepath.Join(w.dir, Dir, "logs", c+".log")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.NewReplacer(`,"added":2`, "", `,"removed":1`, "").Replace(string(b))
+	if old == string(b) {
+		t.Fatalf("the log line has no counts to take out: %s", b)
+	}
+	if err := os.WriteFile(log, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list, err := w.store.List(Filter{})
+	if err != nil || len(list.Entries) != 1 || list.Entries[0].Added != nil || list.Entries[0].HunkStatus != nil {
+		t.Fatalf("list: %v %+v", err, list.Entries)
+	}
+	if a, r, err := w.store.Counts(list.Entries[0]); err != nil || a != 2 || r != 1 {
+		t.Fatalf("counts from the diff: %d %d %v", a, r, err)
+	}
+	w.store.FillCounts(list.Entries)
+	var out strings.Builder
+	if err := WriteJSON(&out, list.Entries); err != nil || !strings.Contains(out.String(), `"added":2,"removed":1}`) {
+		t.Fatalf("status --json of an older entry: %v %s", err, out.String())
+	}
+	if hunks, err := w.store.Hunks(w.abs("a.txt")); err != nil || len(hunks) != 2 {
+		t.Fatalf("hunks of an older entry: %+v %v", hunks, err)
+	}
+	w.mustDecide(Rejected, e.EditID)
+	w.expect("a.txt", numbered(5))
+}
