@@ -182,14 +182,16 @@ end`, nil, path)
 	e.waitSigns(b, path, 100)
 	root, _ := workspace.OpenRoot(e.ws)
 	store, _ := history.OpenExisting(root)
-	var total, signs []time.Duration
+	var total, signs, latency []time.Duration
 	for i := range 10 * b.N {
 		var before int
 		if err := e.v.ExecLua(`return #_G.bench_updates`, &before); err != nil {
 			b.Fatal(err)
 		}
+		start := time.Now()
 		recordLine(b, store, root, "conv_1_ffff", "big.txt", lines, 50+i*100)
 		e.waitSigns(b, path, 101+i)
+		latency = append(latency, time.Since(start))
 		var n int
 		if err := e.v.ExecLua(`local n = ...; vim.wait(10000, function() return #_G.bench_updates > n end, 1) return #_G.bench_updates`, &n, before); err != nil || n <= before {
 			b.Fatalf("no update with a reload after change %d (%v)", i+1, err)
@@ -204,6 +206,7 @@ end`, nil, path)
 	}
 	recordDuration("signs redrawn after a store change, 10,000-line file, 100+ pending edits (Neovim side)", signs, noIncumbent, 20*time.Millisecond)
 	recordDuration("same, with the reload of the rewritten buffer (Neovim side)", total, noIncumbent, 0)
+	recordDuration("an edit recorded by another process → its sign shown (wall clock)", latency, noIncumbent, time.Second)
 }
 
 // BenchmarkRejectOneHunk times :{line}McpDiffReject on one hunk of a 10,000-line
