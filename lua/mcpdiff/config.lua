@@ -26,9 +26,9 @@ M.defaults = {
     reject = "<leader>dq",
     -- Global keymaps to move between pending edits of the history, and to preview
     -- the one under the cursor; each is set only where it shadows no mapping.
-    next_hunk = "]h",
-    prev_hunk = "[h",
-    preview_hunk = false,
+    next_pending = "]h",
+    prev_pending = "[h",
+    preview_pending = false,
   },
   -- :McpDiffClaude
   terminal = {
@@ -89,9 +89,9 @@ local schema = {
   keymaps = { "table" },
   ["keymaps.accept"] = { string_or_false, "a string or false" },
   ["keymaps.reject"] = { string_or_false, "a string or false" },
-  ["keymaps.next_hunk"] = { string_or_false, "a string or false" },
-  ["keymaps.prev_hunk"] = { string_or_false, "a string or false" },
-  ["keymaps.preview_hunk"] = { string_or_false, "a string or false" },
+  ["keymaps.next_pending"] = { string_or_false, "a string or false" },
+  ["keymaps.prev_pending"] = { string_or_false, "a string or false" },
+  ["keymaps.preview_pending"] = { string_or_false, "a string or false" },
   terminal = { "table" },
   ["terminal.cmd"] = { "string" },
   ["terminal.args"] = { list_of_strings, "a list of strings" },

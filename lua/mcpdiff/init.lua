@@ -83,9 +83,9 @@ end
 -- (the user's, or another plugin's) is in the way.
 function M.set_keymaps(keymaps)
   local maps = {
-    { keymaps.next_hunk, M.next_hunk, "next pending edit" },
-    { keymaps.prev_hunk, M.prev_hunk, "previous pending edit" },
-    { keymaps.preview_hunk, M.preview_hunk, "preview the pending edit under the cursor" },
+    { keymaps.next_pending, M.next_hunk, "next pending edit" },
+    { keymaps.prev_pending, M.prev_hunk, "previous pending edit" },
+    { keymaps.preview_pending, M.preview_hunk, "preview the pending edit under the cursor" },
   }
   for _, m in ipairs(maps) do
     if m[1] and vim.fn.maparg(m[1], "n") == "" then

@@ -331,9 +331,9 @@ return {}`, &lines)
 			}
 		}
 		// A keymap the user has is never replaced.
-		s2 := startNvim(t, nv, options{"auto_start": false, "keymaps": map[string]any{"next_hunk": "]x"}})
+		s2 := startNvim(t, nv, options{"auto_start": false, "keymaps": map[string]any{"next_pending": "]x"}})
 		s2.cmd("nnoremap ]y :echo 'mine'<CR>")
-		s2.lua(`require("mcpdiff").setup({ bin = ..., auto_start = false, keymaps = { next_hunk = "]y" } })`, nil, binPath)
+		s2.lua(`require("mcpdiff").setup({ bin = ..., auto_start = false, keymaps = { next_pending = "]y" } })`, nil, binPath)
 		var rhs string
 		s2.lua(`return vim.fn.maparg("]y", "n")`, &rhs)
 		if !strings.Contains(rhs, "mine") {
