@@ -102,12 +102,26 @@ func (o *origins) splice(at, del, ins int, from *lineOrigin) {
 // Hunks returns the pending hunks of the file at path (absolute), in file order.
 // A file without history, or without pending edits, has none.
 func (s *Store) Hunks(path string) ([]Hunk, error) {
+	all, err := s.HunksOf([]string{path})
+	return all[path], err
+}
+
+// HunksOf returns the pending hunks of several files, reading the store once.
+func (s *Store) HunksOf(paths []string) (map[string][]Hunk, error) {
 	snap, err := s.load()
 	if err != nil {
 		return nil, err
 	}
 	_, owner := lineages(snap)
-	return s.hunksIn(snap, owner, path)
+	out := map[string][]Hunk{}
+	for _, p := range paths {
+		hunks, err := s.hunksIn(snap, owner, p)
+		if err != nil {
+			return out, err
+		}
+		out[p] = hunks
+	}
+	return out, nil
 }
 
 func (s *Store) hunksIn(snap *snapshot, owner map[string]*lineage, path string) ([]Hunk, error) {

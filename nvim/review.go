@@ -168,21 +168,32 @@ func (r *reviewer) update() {
 		Name  string           `msgpack:"name"`
 		Hunks []map[string]any `msgpack:"hunks"`
 	}
+	// The files whose hunks Neovim needs, by store: each store is read once.
+	wanted := map[string][]string{} // workspace → real paths
+	for n, f := range files {
+		if (dirty[n] || changed[f.workspace]) && f.workspace != "" {
+			wanted[f.workspace] = append(wanted[f.workspace], f.real)
+		}
+	}
+	found := map[string][]history.Hunk{}
+	for ws, paths := range wanted {
+		if s := r.storeOf(ws); s != nil {
+			hs, err := s.HunksOf(paths)
+			if err != nil {
+				r.logf("pending hunks in %s: %v", ws, err)
+			}
+			for p, h := range hs {
+				found[p] = h
+			}
+		}
+	}
 	updates := []fileUpdate{}
 	reload := []string{}
 	for n, f := range files {
 		if !dirty[n] && !changed[f.workspace] {
 			continue
 		}
-		hunks := luaHunks(nil)
-		if s := r.storeOf(f.workspace); s != nil {
-			hs, err := s.Hunks(f.real)
-			if err != nil {
-				r.logf("pending hunks of %s: %v", f.real, err)
-			}
-			hunks = luaHunks(hs)
-		}
-		updates = append(updates, fileUpdate{Name: n, Hunks: hunks})
+		updates = append(updates, fileUpdate{Name: n, Hunks: luaHunks(found[f.real])})
 		if changed[f.workspace] {
 			reload = append(reload, n)
 		}
