@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiff/mcpdiff/workspace"
 )
@@ -895,4 +896,35 @@ func TestOlderEntriesReadAsBefore(t *testing.T) {
 	}
 	w.mustDecide(Rejected, e.EditID)
 	w.expect("a.txt", numbered(5))
+}
+
+// Quiet waits for a writer to finish and sweeps nothing.
+func TestQuietWaitsForTheWriterAndTouchesNothing(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(3))
+	w.edit(NewConversationID(), "a.txt", replaceLine(numbered(3), 2, "two"))
+	staged := filepath.Join(w.dir, Dir, "tmp", "w-staged-elsewhere")
+	if err := os.WriteFile(staged, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenExisting(w.root) // another Store, as another process would have
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := w.store.lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := other.Quiet(ctx); err == nil {
+		t.Fatal("Quiet returned while a writer held the lock")
+	}
+	unlock()
+	if err := other.Quiet(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(staged); err != nil {
+		t.Fatalf("Quiet swept a staged file: %v", err)
+	}
 }

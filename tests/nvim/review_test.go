@@ -483,6 +483,13 @@ func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s1 := startNvim(t, nv, nil)
 		s2 := startNvim(t, nv, nil)
+		defer func() {
+			if t.Failed() {
+				for i, s := range []*session{s1, s2} {
+					t.Logf("messages of Neovim %d: %+v", i+1, s.messages())
+				}
+			}
+		}()
 		s2.cmd("cd " + s1.ws)
 		before := numberedLines(8)
 		path := s1.writeFile("a.txt", before)
