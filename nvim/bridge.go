@@ -130,6 +130,7 @@ func (b *bridge) registerHandlers() error {
 		"mcpdiff_hunks":   b.review.hunks,
 		"mcpdiff_pending": b.review.pending,
 		"mcpdiff_review":  b.review.list,
+		"mcpdiff_touches": b.review.touches,
 	}
 	for method, fn := range handlers {
 		if err := b.v.RegisterHandler(method, fn); err != nil {

@@ -353,6 +353,33 @@ func (r *reviewer) isWatched(ws string) bool {
 	return r.watching[filepath.Join(ws, storewatch.StoreDir)]
 }
 
+// touches answers the mcpdiff_touches request: the files the edits an id names
+// (in the store that records files under dir) live in, and whether deciding them
+// can rewrite a file when accepting (some are rejected, wholly or in part). Lua
+// checks them for unsaved changes before a decision.
+func (r *reviewer) touches(dir, id string) (map[string]any, error) {
+	out := map[string]any{"files": []string{}, "rewrites": false}
+	s := r.storeOf(r.findWorkspace(dir))
+	if s == nil {
+		return out, nil
+	}
+	entries, err := s.Resolve(id)
+	if err != nil {
+		return out, nil // the decision itself says what is wrong with the id
+	}
+	var files []string
+	rewrites := false
+	for _, e := range entries {
+		files = append(files, e.FilePath)
+		if e.SourcePath != nil {
+			files = append(files, *e.SourcePath)
+		}
+		rewrites = rewrites || e.Status == history.Rejected || e.PartlyRejected()
+	}
+	out["files"], out["rewrites"] = files, rewrites
+	return out, nil
+}
+
 // luaHunks is what hunks() returns in Lua.
 func luaHunks(hs []history.Hunk) []map[string]any {
 	out := make([]map[string]any, 0, len(hs))

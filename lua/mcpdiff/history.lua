@@ -139,14 +139,21 @@ function M.resolve(action, id, opts)
   local what
   if id and id ~= "" then
     if not opts.files then
-      -- Which files the decision may rewrite, to keep unsaved changes safe.
+      -- Which files the decision may rewrite, to keep unsaved changes safe: the
+      -- bridge knows (it keeps the store open), else `mcpdiff status --json`.
+      local again = vim.deepcopy(opts)
+      again.on_done = opts.on_done
+      local known = require("mcpdiff.bridge").request("mcpdiff_touches", cwd, id)
+      if type(known) == "table" then
+        again.files, again.rewrites = known.files, known.rewrites == true
+        return M.resolve(action, id, again)
+      end
       return M.entries(cwd, function(list, err)
         if not list then
           notify(("%s %s failed: %s"):format(action, id, err), vim.log.levels.ERROR)
           return finish(false)
         end
-        local again = vim.deepcopy(opts)
-        again.files, again.rewrites = {}, action == "reject"
+        again.files, again.rewrites = {}, false
         for _, e in ipairs(matching(list, id)) do
           table.insert(again.files, str(e.file_path))
           if e.source_path ~= nil and e.source_path ~= vim.NIL then
@@ -154,7 +161,6 @@ function M.resolve(action, id, opts)
           end
           again.rewrites = again.rewrites or str(e.status) == "rejected" or (type(e.hunk_status) == "table")
         end
-        again.on_done = opts.on_done
         M.resolve(action, id, again)
       end)
     end

@@ -212,6 +212,11 @@ local function raw(name)
   local hunks = state.by_name[name]
   if hunks == nil then
     hunks = require("mcpdiff.bridge").request("mcpdiff_hunks", name)
+    -- While Neovim waited for the answer, the bridge may have pushed newer hunks
+    -- (Neovim runs the bridge's requests meanwhile): those win.
+    if state.by_name[name] ~= nil then
+      return state.by_name[name]
+    end
     if type(hunks) ~= "table" then
       return {}
     end
@@ -435,10 +440,9 @@ function M.quickfix()
   local bufs = buffers_by_name()
   local items = {}
   for _, f in ipairs(files) do
-    local hunks = f.hunks
-    if bufs[f.path] then -- an open buffer: its lines as they are now
-      state.by_name[f.path] = f.hunks
-      hunks = M.current(bufs[f.path])
+    local hunks, buf = f.hunks, bufs[f.path]
+    if buf and vim.bo[buf].modified then -- its lines as they are in the buffer
+      hunks = through_unsaved(buf, f.path, f.hunks)
     end
     for _, h in ipairs(hunks) do
       table.insert(items, {
