@@ -202,9 +202,8 @@ func (r *reviewer) update() {
 	for ws := range changed {
 		workspaces = append(workspaces, ws)
 	}
-	if r.rewatch(files, cwd) {
-		// A store watched only now may have changed before: look once more.
-		r.storesChanged(nil)
+	if added := r.rewatch(files, cwd); len(added) > 0 {
+		r.storesChanged(added) // look once more, now that they are watched
 	}
 	if len(updates) == 0 && len(workspaces) == 0 {
 		return
@@ -218,10 +217,11 @@ func (r *reviewer) update() {
 }
 
 // rewatch watches the stores of the open files and of the cwd, and the cwd for a
-// store that does not exist yet. It reports whether it watches something new.
-func (r *reviewer) rewatch(files map[string]*openFile, cwd string) bool {
+// store that does not exist yet. It returns the stores it watches from now on: a
+// change made before their watch began is not reported by the watcher.
+func (r *reviewer) rewatch(files map[string]*openFile, cwd string) []string {
 	if r.watch == nil {
-		return false
+		return nil
 	}
 	set := map[string]bool{}
 	for _, f := range files {
@@ -237,19 +237,23 @@ func (r *reviewer) rewatch(files map[string]*openFile, cwd string) bool {
 		roots = append(roots, cwd)
 	}
 	stores := make([]string, 0, len(set))
+	var added []string
+	r.mu.Lock()
 	for s := range set {
 		stores = append(stores, s)
+		if !r.watching[s] {
+			added = append(added, s)
+		}
 	}
 	sort.Strings(stores)
 	key := strings.Join(roots, "\x00") + "\x00\x00" + strings.Join(stores, "\x00")
-	r.mu.Lock()
 	same := key == r.watchKey
 	r.watchKey, r.watching = key, set
 	r.mu.Unlock()
 	if !same {
 		r.watch.Watch(stores, roots)
 	}
-	return !same
+	return added
 }
 
 // findWorkspace is the folder whose store records the files of dir (the nearest

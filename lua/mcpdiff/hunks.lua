@@ -272,7 +272,7 @@ end
 
 -- _update is called by the bridge: new hunks of open files, the open files of
 -- stores that changed (reloaded when the file is no longer what their buffer read),
--- and the workspaces whose store changed.
+-- and the workspaces whose store changed. It must make no request to the bridge.
 function M._update(p)
   local reload = {}
   for _, name in ipairs(type(p.reload) == "table" and p.reload or {}) do
@@ -293,7 +293,11 @@ function M._update(p)
   if type(p.workspaces) == "table" and #p.workspaces > 0 then
     local review = package.loaded["mcpdiff.review"]
     if review then
-      review.store_changed(p.workspaces)
+      -- Not now: this runs inside the bridge's request, and a request of ours to it
+      -- from here could be answered out of order (Neovim then drops the channel).
+      vim.schedule(function()
+        review.store_changed(p.workspaces)
+      end)
     end
   end
 end
