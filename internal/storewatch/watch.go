@@ -60,19 +60,16 @@ func New(debounce time.Duration, onChange func(stores []string), logf func(forma
 // folders where a store may appear (reported as the store that appeared).
 func (w *Watcher) Watch(stores, workspaces []string) {
 	want := map[string]string{}
-	for _, s := range stores {
-		want[s] = s
-		want[filepath.Join(s, "logs")] = s
-	}
 	for _, ws := range workspaces {
-		s := filepath.Join(ws, StoreDir)
-		if _, ok := want[s]; ok {
-			continue
+		stores = append(stores, filepath.Join(ws, StoreDir))
+	}
+	for _, s := range stores {
+		// The workspace and .mcp too: a folder of the store that is not there yet
+		// (or not yet when it is added) is watched when its parent sees it appear.
+		ws := filepath.Dir(filepath.Dir(s))
+		for _, f := range []string{ws, filepath.Dir(s), s, filepath.Join(s, "logs")} {
+			want[f] = s
 		}
-		want[ws] = s
-		want[filepath.Join(ws, ".mcp")] = s
-		want[s] = s
-		want[filepath.Join(s, "logs")] = s
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -85,12 +82,16 @@ func (w *Watcher) Watch(stores, workspaces []string) {
 			delete(w.folders, f)
 		}
 	}
+	var added []string
 	for f, s := range want {
-		if _, ok := w.folders[f]; ok {
-			continue
+		if _, ok := w.folders[f]; !ok {
+			w.folders[f] = s
+			added = append(added, f)
 		}
-		w.folders[f] = s
-		_ = w.fs.Add(f) // a folder not there yet is added when its parent sees it appear
+	}
+	sort.Strings(added) // parents first
+	for _, f := range added {
+		w.addTree(f)
 	}
 }
 
@@ -156,8 +157,8 @@ func (w *Watcher) event(ev fsnotify.Event) {
 }
 
 // addTree watches f, if it is one of the folders wanted, and the wanted folders below
-// it that already exist (they may have appeared before f was watched). Called with
-// mu held.
+// it that already exist (they may have appeared before f was watched). A folder not
+// there yet is left to its parent's watch. Called with mu held.
 func (w *Watcher) addTree(f string) {
 	if _, want := w.folders[f]; !want {
 		return

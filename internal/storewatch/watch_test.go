@@ -116,3 +116,22 @@ func TestCloseStopsReports(t *testing.T) {
 	os.WriteFile(filepath.Join(store, "heads.log"), []byte("y"), 0o644)
 	r.none(t, "a change after Close")
 }
+
+// A store that appeared under a watched workspace and is then watched as a store
+// keeps being reported (as the bridge does it: the workspace first, then the store).
+func TestAStoreThatAppearedIsFollowedOnceWatchedAsAStore(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		ws := t.TempDir()
+		w, r := newWatcher(t)
+		w.Watch(nil, []string{ws})
+		store := filepath.Join(ws, StoreDir)
+		os.MkdirAll(filepath.Join(store, "logs"), 0o755)
+		os.MkdirAll(filepath.Join(store, "tmp"), 0o755)
+		os.WriteFile(filepath.Join(store, "FORMAT"), []byte("x"), 0o644)
+		r.next(t, "the store appearing")
+		w.Watch([]string{store}, []string{ws})
+		os.WriteFile(filepath.Join(store, "logs", "c.log"), []byte("{}\n"), 0o644)
+		r.next(t, "a log of the store, now watched as one")
+		w.Close()
+	}
+}
