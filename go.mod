@@ -6,6 +6,7 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/coder/websocket v1.8.15
+	github.com/fsnotify/fsnotify v1.9.0
 	github.com/gofrs/flock v0.13.1
 	github.com/hexops/gotextdiff v1.0.3
 	github.com/mark3labs/mcp-go v1.2.1

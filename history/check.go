@@ -174,3 +174,10 @@ func (s *Store) holdsRecorded(path string, exists bool, hash string) (bool, *onD
 	}
 	return hashBytes(b) == hash, &onDisk{exists: true, content: b, mode: info.Mode().Perm()}, nil
 }
+
+// DriftWarning says that the file of d differs from its history, and the ways out.
+func (s *Store) DriftWarning(d Drift) string {
+	rel := s.Rel(d.Path)
+	return fmt.Sprintf("%s differs from its recorded state (changed outside mcpdiff since its last recorded edit): "+
+		"the next agent edit of it records the change as yours; to put the recorded state back, run `mcpdiff accept --force --file %s` (which also accepts its pending edits)", rel, rel)
+}

@@ -137,7 +137,7 @@ func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string
 // file is what the decisions want (no reject left undone), and the replay can start
 // at step c from its conversation's checkpoint.
 func (s *Store) cleanCut(l *lineage, c int, snap *snapshot) bool {
-	p := &replayer{store: s, status: func(e *Entry) Status { return e.Status }}
+	p := &replayer{store: s, status: currentStatus}
 	if p.start(l, snap) != nil {
 		return false
 	}
@@ -147,7 +147,7 @@ func (s *Store) cleanCut(l *lineage, c int, snap *snapshot) bool {
 		}
 	}
 	next := l.steps[c]
-	if len(p.regions) > 0 || !sameFile(p.S, p.R) || next.from() != p.R.path || next.existsBefore() != p.R.exists {
+	if len(p.regions) > 0 || len(p.conflicts) > 0 || !sameFile(p.S, p.R) || next.from() != p.R.path || next.existsBefore() != p.R.exists {
 		return false
 	}
 	if !next.existsBefore() {

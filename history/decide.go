@@ -17,16 +17,34 @@ import (
 // ErrUnknownID means an id matched no edit and no conversation.
 var ErrUnknownID = errors.New("unknown edit or conversation id")
 
+// ErrNoPendingChange means a selection by lines touched no pending change.
+var ErrNoPendingChange = errors.New("no pending change")
+
 // Selection picks the edits a decision applies to.
 type Selection struct {
 	IDs          []string // edit ids (or unique prefixes of at least 4 characters) or conversation ids
 	Conversation string   // every edit of this conversation
 	File         string   // the pending edits of this file (absolute path)
+	// Lines narrows File to the pending change blocks that touch these lines of the
+	// file as it is on disk: part of an edit when they cover part of it.
+	Lines []LineRange
+	Hunks []HunkRef // change blocks of edits
+	// WithLater makes a reject take along every later kept edit in its way (those a
+	// plain reject refuses naming), instead of refusing.
+	WithLater bool
+}
+
+// HunkRef names one change block of an edit (Hunk.Block).
+type HunkRef struct {
+	EditID string
+	Block  int
 }
 
 // Outcome is what a decision did. A failed decision's outcome holds only warnings.
 type Outcome struct {
-	Edits    []string // edits whose status changed
+	Edits    []string // edits whose status (of all or some of their blocks) changed
+	Later    []string // of those, the later edits WithLater took along
+	Blocks   int      // blocks decided when the selection named lines or hunks
 	Files    []string // files rewritten, created or removed on disk
 	Warnings []string // corrupted log lines skipped; what recovering an interrupted decision found
 }
@@ -49,12 +67,13 @@ func (e *ExternalChangeError) Error() string {
 	return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit; rebuilding would discard those changes (use --force to discard them)", strings.Join(paths, ", "))
 }
 
-// Decide sets the status of the selected edits and rebuilds the files whose content
-// must change: rejecting an edit removes it while every other kept edit stays, and
-// accepting a rejected edit puts it back. Every file the selected edits touched is
-// checked against its recorded state first, even when no status changes. Nothing
-// changes if any file would conflict, or (unless force) if a file was changed
-// outside mcpdiff. The decision is carried out all or nothing (journal.go). The
+// Decide sets the status of the selected edits (or of their selected blocks) and
+// rebuilds the files whose content must change: rejecting removes what was selected
+// while every other kept edit stays, and accepting a rejected edit puts it back.
+// Every file the selected edits touched is checked against its recorded state first,
+// even when no status changes. Nothing changes if the result would be a guess (a
+// *ConflictError naming every later edit in the way, unless sel.WithLater rejects
+// them too), or (unless force) if a file was changed outside mcpdiff. The decision is carried out all or nothing (journal.go). The
 // outcome is never nil, even with an error.
 func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool) (*Outcome, error) {
 	if to != Accepted && to != Rejected {
@@ -86,24 +105,25 @@ func (s *Store) decision(sel Selection, to Status, force bool) (*journal, *Outco
 		return nil, out, err
 	}
 	out.Warnings = append(out.Warnings, snap.warnings...)
-	picked, err := selectEntries(snap, sel)
+	next, picked, err := s.decisions(snap, sel, to, out)
 	if err != nil {
 		return nil, out, err
 	}
-	next := map[string]Status{}
-	for _, e := range picked {
-		if e.Status != to {
-			next[e.EditID] = to
-			out.Edits = append(out.Edits, e.EditID)
+	status := func(e *Entry) verdict {
+		if v, ok := next[e.EditID]; ok {
+			return v
 		}
+		return e.verdict()
 	}
-	status := func(e *Entry) Status {
-		if st, ok := next[e.EditID]; ok {
-			return st
+	plan, err := s.plan(snap, touchedLineages(snap, picked, next, sel.File), next, status, force)
+	var conflict *ConflictError
+	for errors.As(err, &conflict) {
+		conflict.Rejecting = to == Rejected
+		if !sel.WithLater || to != Rejected || !takeAlong(conflict, next, out) {
+			break
 		}
-		return e.Status
+		plan, err = s.plan(snap, touchedLineages(snap, picked, next, sel.File), next, status, force)
 	}
-	plan, err := s.plan(snap, touchedLineages(snap, picked, sel.File), next, status, force)
 	if err != nil {
 		return nil, &Outcome{Warnings: out.Warnings}, err
 	}
@@ -132,7 +152,114 @@ func describeDecision(to Status, edits []string) string {
 	return fmt.Sprintf("%s of %d edits", verb, len(edits))
 }
 
-// selectEntries resolves a selection against the store.
+// takeAlong adds the later edits in the way of a reject to it. It reports false when
+// there is nothing to add (they are rejected already: the conflict is not theirs).
+func takeAlong(c *ConflictError, next map[string]verdict, out *Outcome) bool {
+	grew := false
+	for _, e := range c.Later() {
+		if v, ok := next[e.EditID]; ok && v.rejectedAll() {
+			continue
+		}
+		if _, ok := next[e.EditID]; !ok {
+			out.Edits = append(out.Edits, e.EditID)
+		}
+		next[e.EditID] = verdict{status: Rejected}
+		out.Later = append(out.Later, e.EditID)
+		grew = true
+	}
+	return grew
+}
+
+// decisions resolves a selection into the new verdict of every entry it changes.
+func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome) (map[string]verdict, []*Entry, error) {
+	next := map[string]verdict{}
+	decide := func(e *Entry, v verdict) {
+		if _, ok := next[e.EditID]; !ok {
+			if e.verdict().equal(v) {
+				return
+			}
+			out.Edits = append(out.Edits, e.EditID)
+		}
+		next[e.EditID] = v
+	}
+	picked, err := selectEntries(snap, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range picked {
+		decide(e, verdict{status: to})
+	}
+	refs := append([]HunkRef(nil), sel.Hunks...)
+	switch {
+	case sel.File != "" && len(sel.Lines) > 0:
+		_, owner := lineages(snap)
+		hunks, err := s.hunksIn(snap, owner, sel.File)
+		if err != nil {
+			return nil, nil, err
+		}
+		touched := touching(hunks, sel.Lines)
+		if len(touched) == 0 {
+			var rs []string
+			for _, r := range sel.Lines {
+				rs = append(rs, r.String())
+			}
+			return nil, nil, fmt.Errorf("%w on line(s) %s of %s (see the signs, or `mcpdiff status --file`)", ErrNoPendingChange, strings.Join(rs, ","), sel.File)
+		}
+		for _, h := range touched {
+			refs = append(refs, HunkRef{EditID: h.EditID, Block: h.Block})
+		}
+	case sel.File != "":
+		// The pending edits of the file: their pending blocks (others keep theirs).
+		for _, e := range snap.entries {
+			if e.Status == Pending && (e.FilePath == sel.File || e.from() == sel.File) {
+				v := e.verdict()
+				decide(e, v.set(max(len(v.hunks), 1), to, func(i int) bool { return v.block(i) == Pending }))
+			}
+		}
+	}
+	byEdit := map[string][]int{}
+	var order []*Entry
+	for _, r := range refs {
+		matched, err := Lookup(snap.entries, r.EditID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(matched) != 1 {
+			return nil, nil, fmt.Errorf("%w: %q names a conversation, not one edit", ErrUnknownID, r.EditID)
+		}
+		e := matched[0]
+		if _, ok := byEdit[e.EditID]; !ok {
+			order = append(order, e)
+		}
+		byEdit[e.EditID] = append(byEdit[e.EditID], r.Block)
+	}
+	for _, e := range order {
+		n := 1
+		if e.DiffFile != nil && e.Operation != Create {
+			blocks, err := s.diffBlocks(*e.DiffFile)
+			if err != nil {
+				return nil, nil, err
+			}
+			n = max(len(blocks), 1)
+		}
+		picks := map[int]bool{}
+		for _, b := range byEdit[e.EditID] {
+			if b < 0 || b >= n {
+				return nil, nil, fmt.Errorf("%w: edit %s has no change block %d (it has %d)", ErrUnknownID, short(e.EditID), b+1, n)
+			}
+			picks[b] = true
+		}
+		out.Blocks += len(picks)
+		base := e.verdict()
+		if prev, ok := next[e.EditID]; ok {
+			base = prev
+		}
+		decide(e, base.set(n, to, func(i int) bool { return picks[i] }))
+	}
+	return next, picked, nil
+}
+
+// selectEntries resolves the whole edits a selection names (ids and conversation).
 func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 	var out []*Entry
 	seen := map[string]bool{}
@@ -151,13 +278,6 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 		}
 		if len(out) == n {
 			return nil, fmt.Errorf("%w: no conversation %s", ErrUnknownID, sel.Conversation)
-		}
-	}
-	if sel.File != "" {
-		for _, e := range snap.entries {
-			if e.Status == Pending && (e.FilePath == sel.File || e.from() == sel.File) {
-				add(e)
-			}
 		}
 	}
 	for _, id := range sel.IDs {
@@ -197,13 +317,17 @@ func Lookup(entries []*Entry, id string) ([]*Entry, error) {
 	return nil, fmt.Errorf("%w: %q (see `mcpdiff status`)", ErrUnknownID, id)
 }
 
-// touchedLineages are the files a decision looks at: those of the picked edits,
-// and the file a --file selection names even when none of its edits is pending.
-func touchedLineages(snap *snapshot, picked []*Entry, file string) []*lineage {
+// touchedLineages are the files a decision looks at: those of the picked edits and
+// of the edits whose verdict changes, and the file a --file selection names even when
+// none of its edits is pending.
+func touchedLineages(snap *snapshot, picked []*Entry, next map[string]verdict, file string) []*lineage {
 	all, owner := lineages(snap)
 	ids := map[string]bool{}
 	for _, e := range picked {
 		ids[e.EditID] = true
+	}
+	for id := range next {
+		ids[id] = true
 	}
 	var out []*lineage
 	for _, l := range all {
@@ -266,34 +390,43 @@ func sameFile(a, b fileState) bool {
 	return a.path == b.path && equalLines(a.lines, b.lines)
 }
 
-// plan replays the files a decision looks at under the new statuses, and compares
+// plan replays the files a decision looks at under the new verdicts, and compares
 // each with the disk: a path is written where the disk differs from what the
 // decision wants, and refused (unless force) where the disk is neither that nor the
-// recorded version.
-func (s *Store) plan(snap *snapshot, ls []*lineage, next map[string]Status, status func(*Entry) Status, force bool) ([]*fileChange, error) {
+// recorded version. A replay that would be a guess is a *ConflictError naming every
+// later edit in the way, over all files.
+func (s *Store) plan(snap *snapshot, ls []*lineage, next map[string]verdict, status func(*Entry) verdict, force bool) ([]*fileChange, error) {
 	var plan []*fileChange
 	var drifts []Drift
+	var conflicts []Conflict
 	for _, l := range ls {
 		var changed []string
 		for _, st := range l.steps {
 			if st.entry == nil {
 				continue
 			}
-			if _, ok := next[st.entry.EditID]; ok && st.entry.kept() != (status(st.entry) != Rejected) {
+			if v, ok := next[st.entry.EditID]; ok && !sameKept(st.entry.verdict(), v) {
 				changed = append(changed, st.entry.EditID)
 			}
 		}
-		S, R, err := s.replay(l, snap, status)
+		p, err := s.replay(l, snap, status)
 		if err != nil {
 			return nil, err
 		}
-		f := &fileChange{R: R, S: S, changed: changed}
+		if len(p.conflicts) > 0 {
+			conflicts = append(conflicts, p.conflicts...)
+			continue
+		}
+		f := &fileChange{R: p.R, S: p.S, changed: changed}
 		d, err := s.compare(l, f)
 		if err != nil {
 			return nil, err
 		}
 		drifts = append(drifts, d...)
 		plan = append(plan, f)
+	}
+	if len(conflicts) > 0 {
+		return nil, &ConflictError{Conflicts: conflicts}
 	}
 	if len(drifts) > 0 && !force {
 		return nil, &ExternalChangeError{Drifts: drifts}
@@ -410,7 +543,7 @@ func deletedMode(l *lineage, fallback fs.FileMode) fs.FileMode {
 // stageDecision puts into j everything a decision writes: the files, a rebuild
 // marker and new heads for each file whose recorded version changes, and the
 // conversation logs with the new statuses.
-func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]Status, plan []*fileChange) error {
+func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]verdict, plan []*fileChange) error {
 	for _, f := range plan {
 		for _, w := range f.writes {
 			var old, new *[]byte
@@ -429,11 +562,11 @@ func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]Status
 			}
 		}
 	}
-	byConv := map[string]map[string]Status{}
+	byConv := map[string]map[string]verdict{}
 	for _, e := range snap.entries {
 		if st, ok := next[e.EditID]; ok {
 			if byConv[e.ConversationID] == nil {
-				byConv[e.ConversationID] = map[string]Status{}
+				byConv[e.ConversationID] = map[string]verdict{}
 			}
 			byConv[e.ConversationID][e.EditID] = st
 		}

@@ -26,9 +26,12 @@ func fastEntry(line string, e *Entry) bool {
 	return sc.Object(func(key string) bool { return field(sc, key, e, opt) }) && sc.End()
 }
 
-// optionalFields holds the strings an entry's *string fields point to: one allocation
+// optionalFields holds the values an entry's pointer fields point to: one allocation
 // per entry instead of one per field.
-type optionalFields [5]string
+type optionalFields struct {
+	s [5]string
+	n [2]int
+}
 
 // field reads the value of key into e.
 func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool {
@@ -70,15 +73,19 @@ func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool
 	case "status":
 		return str((*string)(&e.Status))
 	case "source_path":
-		return optional(&e.SourcePath, &opt[0])
+		return optional(&e.SourcePath, &opt.s[0])
 	case "diff_file":
-		return optional(&e.DiffFile, &opt[1])
+		return optional(&e.DiffFile, &opt.s[1])
 	case "checkpoint_file":
-		return optional(&e.CheckpointFile, &opt[2])
+		return optional(&e.CheckpointFile, &opt.s[2])
 	case "hash_before":
-		return optional(&e.HashBefore, &opt[3])
+		return optional(&e.HashBefore, &opt.s[3])
 	case "hash_after":
-		return optional(&e.HashAfter, &opt[4])
+		return optional(&e.HashAfter, &opt.s[4])
+	case "added":
+		return count(sc, &e.Added, &opt.n[0])
+	case "removed":
+		return count(sc, &e.Removed, &opt.n[1])
 	case "tool_call_index":
 		n, ok := sc.Int()
 		e.ToolCallIndex = int(n)
@@ -97,5 +104,18 @@ func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool
 	return ok
 }
 
+// count reads a line count (null leaves it absent, as encoding/json does).
+func count(sc *jsonscan.Scanner, p **int, slot *int) bool {
+	if sc.Null() {
+		*p = nil
+		return true
+	}
+	n, ok := sc.Int()
+	*slot = int(n)
+	*p = slot
+	return ok && int64(*slot) == n
+}
+
 var entryKeys = []string{"edit_id", "conversation_id", "tool_call_index", "seq", "timestamp", "operation",
-	"file_path", "source_path", "tool_name", "status", "diff_file", "checkpoint_file", "hash_before", "hash_after", "source", "mode"}
+	"file_path", "source_path", "tool_name", "status", "diff_file", "checkpoint_file", "hash_before", "hash_after", "source", "mode", "added", "removed",
+	"hunk_status"} // read by encoding/json (rare: only edits decided in part)

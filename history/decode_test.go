@@ -10,7 +10,8 @@ import (
 func FuzzDecodeEntry(f *testing.F) {
 	e := Entry{EditID: "3f2a9c1b-aaaa-4bbb-8ccc-000000000000", ConversationID: "conv_1_ab", ToolCallIndex: 3, Seq: 1795326139810,
 		Timestamp: "2026-11-22T05:18:00.123Z", Operation: Edit, FilePath: "/w/a \"b\"\n\u00e9\U0001F600.txt", ToolName: "edit_file",
-		Status: Pending, DiffFile: strPtr("diffs/c/x.diff"), HashBefore: strPtr("ab"), Source: SourceMCP}
+		Status: Pending, DiffFile: strPtr("diffs/c/x.diff"), HashBefore: strPtr("ab"), Source: SourceMCP,
+		Added: new(int), Removed: new(int), HunkStatus: []Status{Pending, Rejected}}
 	good, _ := json.Marshal(e)
 	for _, seed := range []string{
 		string(good),
@@ -19,6 +20,8 @@ func FuzzDecodeEntry(f *testing.F) {
 		`{"edit_id":"x","file_path":"/a","operation":"delete","mode":"0755"}`, `{"edit_id":"x","file_path":"/a","Mode":"0755"}`,
 		`{"edit_id":"\ud83d\ude00","file_path":"/a","n":1.5e3,"t":true,"f":false}`,
 		`{"edit_id":"x","file_path":"/a","tool_call_index":1.0}`,
+		`{"edit_id":"x","file_path":"/a","added":3,"removed":null,"hunk_status":["pending","rejected"]}`,
+		`{"edit_id":"x","file_path":"/a","added":1e2,"Removed":2}`, `{"edit_id":"x","file_path":"/a","added":99999999999999999999}`,
 		`{"edit_id":"bad \x01","file_path":"/a"}`,
 		`{}`, `[]`, `{"edit_id":"x"`, `{"edit_id":"x"} x`, `{"edit_id":"\ud800"}`,
 	} {

@@ -58,6 +58,12 @@ type Entry struct {
 	HashAfter      *string   `json:"hash_after"`
 	Source         string    `json:"source"`
 	Mode           string    `json:"mode,omitempty"` // delete: the file's permissions (octal), for its return
+	// Lines the diff adds and removes (absent in entries of older stores: see Counts).
+	Added   *int `json:"added,omitempty"`
+	Removed *int `json:"removed,omitempty"`
+	// The status of each change block of the diff, only while they differ (see
+	// partial.go); Status then says pending or accepted.
+	HunkStatus []Status `json:"hunk_status,omitempty"`
 
 	raw string // the log line this entry was read from
 }
@@ -177,9 +183,9 @@ func (s *Store) load() (*snapshot, error) {
 	return snap, nil
 }
 
-// stageStatuses puts into j the log of conv with new statuses; unparseable lines
-// are kept as they are. Called with the lock held.
-func (s *Store) stageStatuses(j *journal, conv string, status map[string]Status) error {
+// stageStatuses puts into j the log of conv with new statuses (of whole edits or of
+// their blocks); unparseable lines are kept as they are. Called with the lock held.
+func (s *Store) stageStatuses(j *journal, conv string, status map[string]verdict) error {
 	name := "logs/" + conv + ".log"
 	old, err := s.files.readFile(name)
 	if err != nil {
@@ -188,8 +194,9 @@ func (s *Store) stageStatuses(j *journal, conv string, status map[string]Status)
 	var buf bytes.Buffer
 	for _, l := range parseLog(string(old)) {
 		if l.entry != nil {
-			if st, ok := status[l.entry.EditID]; ok && st != l.entry.Status {
-				l.entry.Status, l.entry.raw = st, ""
+			if v, ok := status[l.entry.EditID]; ok && !v.equal(l.entry.verdict()) {
+				v.apply(l.entry)
+				l.entry.raw = ""
 				raw, err := json.Marshal(l.entry)
 				if err != nil {
 					return err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiff/mcpdiff/workspace"
 )
@@ -237,8 +238,8 @@ func TestOverlapIsAConflictAndChangesNothing(t *testing.T) {
 	if !errors.As(err, &conflict) {
 		t.Fatalf("reject e1: got %v, want a conflict", err)
 	}
-	if conflict.Later.EditID != e2.EditID {
-		t.Fatalf("conflict names %s, want the later edit %s", conflict.Later.EditID, e2.EditID)
+	if later := conflict.Later(); len(later) != 1 || later[0].EditID != e2.EditID {
+		t.Fatalf("conflict names %v, want the later edit %s", later, e2.EditID)
 	}
 	if !strings.Contains(err.Error(), short(e2.EditID)) {
 		t.Fatalf("message %q does not name the later edit", err)
@@ -252,18 +253,22 @@ func TestOverlapIsAConflictAndChangesNothing(t *testing.T) {
 	}
 }
 
-func TestTouchingLinesConflictNearbyLinesDoNot(t *testing.T) {
+// Neighbouring edits, with no unchanged line between, are undone independently; only
+// a later edit that changes or splits the rejected edit's lines conflicts.
+func TestNeighbouringEditsAreUndoneIndependently(t *testing.T) {
 	cases := []struct {
 		name     string
 		later    func(string) string
 		conflict bool
 	}{
-		{"next line", func(c string) string { return replaceLine(c, 6, "six") }, true},
-		{"insert right after", func(c string) string { return insertAfter(c, 5, "inserted") }, true},
-		{"line before", func(c string) string { return replaceLine(c, 4, "four") }, true},
+		{"same line", func(c string) string { return replaceLine(c, 5, "FIVE") }, true},
+		{"next line", func(c string) string { return replaceLine(c, 6, "six") }, false},
+		{"insert right after", func(c string) string { return insertAfter(c, 5, "inserted") }, false},
+		{"insert right before", func(c string) string { return insertAfter(c, 4, "inserted") }, false},
+		{"line before", func(c string) string { return replaceLine(c, 4, "four") }, false},
+		{"lines on both sides", func(c string) string { return replaceLine(replaceLine(c, 4, "four"), 6, "six") }, false},
 		{"one unchanged line between", func(c string) string { return replaceLine(c, 7, "seven") }, false},
 		{"inside diff context", func(c string) string { return replaceLine(c, 3, "three") }, false},
-		{"insert with a line between", func(c string) string { return insertAfter(c, 6, "inserted") }, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,6 +287,91 @@ func TestTouchingLinesConflictNearbyLinesDoNot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An insertion between two lines one edit wrote splits them: where it goes once they
+// are taken back would be a guess.
+func TestInsertionBetweenARejectedEditsLinesConflicts(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(6))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 3, "new A", "new B"))
+	e2 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 4, "between"))
+	before := w.mustRead("a.txt")
+	_, err := w.decide(Rejected, false, e1.EditID)
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) || len(conflict.Later()) != 1 || conflict.Later()[0].EditID != e2.EditID {
+		t.Fatalf("reject e1: got %v, want a conflict naming e2", err)
+	}
+	if !strings.Contains(err.Error(), "--with-later") {
+		t.Fatalf("the refusal does not offer --with-later: %v", err)
+	}
+	w.expect("a.txt", before)
+}
+
+// Where an edit only deleted lines, a later insertion exactly where they go back is a
+// guess; one a line further is not.
+func TestInsertionWhereDeletedLinesGoBack(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		after    int // insert after this line of the file as it is after the deletion
+		conflict bool
+	}{{"at the place", 2, true}, {"a line above", 1, false}, {"a line below", 3, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWS(t)
+			w.writeRaw("a.txt", numbered(6))
+			c := NewConversationID()
+			e1 := w.edit(c, "a.txt", "line 1\nline 2\nline 4\nline 5\nline 6\n") // delete line 3
+			w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), tc.after, "new"))
+			_, err := w.decide(Rejected, false, e1.EditID)
+			var conflict *ConflictError
+			if errors.As(err, &conflict) != tc.conflict {
+				t.Fatalf("conflict: got %v, want %v", err, tc.conflict)
+			}
+			if !tc.conflict {
+				want := insertAfter(numbered(6), map[int]int{1: 1, 3: 4}[tc.after], "new")
+				w.expect("a.txt", want)
+			}
+		})
+	}
+}
+
+// A refusal names every later edit in the way, and WithLater rejects them together.
+func TestWithLaterRejectsEveryEditInTheWay(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(w.mustRead("a.txt"), 2, "two"), 8, "eight"))
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO"))   // on e1's line
+	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "EIGHT")) // on e1's other line
+	e4 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO!"))  // on e2's line
+	e5 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))  // elsewhere
+	_, err := w.decide(Rejected, false, e1.EditID)
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("reject e1: %v, want a conflict", err)
+	}
+	var names []string
+	for _, e := range conflict.Later() {
+		names = append(names, e.EditID)
+	}
+	if want := []string{e2.EditID, e3.EditID, e4.EditID}; strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("the conflict names %v, want e2, e3, e4 %v", names, want)
+	}
+	for _, e := range []*Entry{e2, e3, e4} {
+		if !strings.Contains(err.Error(), short(e.EditID)) {
+			t.Fatalf("message does not name %s: %v", short(e.EditID), err)
+		}
+	}
+	out, err := w.store.Decide(context.Background(), Selection{IDs: []string{e1.EditID}, WithLater: true}, Rejected, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Later) != 3 || len(out.Edits) != 4 {
+		t.Fatalf("with later: %+v", out)
+	}
+	w.expect("a.txt", replaceLine(numbered(10), 5, "five"))
+	_ = e5
 }
 
 func TestRejectedDeletionComesBackBetweenItsNeighbours(t *testing.T) {
@@ -739,4 +829,102 @@ func TestCleanupKeepsAPrefixTheReplayStillNeeds(t *testing.T) {
 	}
 	w.mustDecide(Rejected, e2.EditID)
 	w.expect("a.txt", numbered(10))
+}
+
+// An edit made next to a rejected edit's lines, after its reject, does not stop it
+// coming back, nor does a partial reject made before.
+func TestReacceptNextToALaterEditAndAfterAPartialReject(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c := NewConversationID()
+	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(numbered(10), 3, "three"), 7, "seven"))
+	if _, err := w.store.Decide(context.Background(), Selection{Hunks: []HunkRef{{EditID: e1.EditID, Block: 1}}}, Rejected, false); err != nil {
+		t.Fatal(err)
+	}
+	w.expect("a.txt", replaceLine(numbered(10), 3, "three"))
+	if list, _ := w.store.List(Filter{}); !list.Entries[0].PartlyRejected() || list.Entries[0].StatusText() != "partly rejected" {
+		t.Fatalf("after a partial reject: %+v", list.Entries[0])
+	}
+	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "eight")) // next to line 7
+	w.mustDecide(Accepted, e1.EditID)
+	w.expect("a.txt", replaceLine(replaceLine(replaceLine(numbered(10), 3, "three"), 7, "seven"), 8, "eight"))
+	hunks, err := w.store.Hunks(w.abs("a.txt"))
+	if err != nil || len(hunks) != 1 || hunks[0].EditID != e2.EditID || hunks[0].Start != 8 {
+		t.Fatalf("pending hunks after e1 was accepted: %+v %v", hunks, err)
+	}
+	// Rejecting e1 by its lines again, now with e2 next to them, works too.
+	if _, err := w.store.Decide(context.Background(), Selection{File: w.abs("a.txt"), Lines: []LineRange{{Start: 7, End: 7}}}, Rejected, false); !errors.Is(err, ErrNoPendingChange) {
+		t.Fatalf("e1 is accepted: lines 7 hold no pending change, got %v", err)
+	}
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", replaceLine(numbered(10), 8, "eight"))
+}
+
+// Entries of older stores have no line counts and no per-change statuses: they read
+// as whole-edit decisions, and their counts come from their diffs.
+func TestOlderEntriesReadAsBefore(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(5))
+	c := NewConversationID()
+	e := w.edit(c, "a.txt", replaceLine(insertAfter(numbered(5), 1, "new"), 5, "four"))
+	log := filepath.Join(w.dir, Dir, "logs", c+".log")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.NewReplacer(`,"added":2`, "", `,"removed":1`, "").Replace(string(b))
+	if old == string(b) {
+		t.Fatalf("the log line has no counts to take out: %s", b)
+	}
+	if err := os.WriteFile(log, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list, err := w.store.List(Filter{})
+	if err != nil || len(list.Entries) != 1 || list.Entries[0].Added != nil || list.Entries[0].HunkStatus != nil {
+		t.Fatalf("list: %v %+v", err, list.Entries)
+	}
+	if a, r, err := w.store.Counts(list.Entries[0]); err != nil || a != 2 || r != 1 {
+		t.Fatalf("counts from the diff: %d %d %v", a, r, err)
+	}
+	w.store.FillCounts(list.Entries)
+	var out strings.Builder
+	if err := WriteJSON(&out, list.Entries); err != nil || !strings.Contains(out.String(), `"added":2,"removed":1}`) {
+		t.Fatalf("status --json of an older entry: %v %s", err, out.String())
+	}
+	if hunks, err := w.store.Hunks(w.abs("a.txt")); err != nil || len(hunks) != 2 {
+		t.Fatalf("hunks of an older entry: %+v %v", hunks, err)
+	}
+	w.mustDecide(Rejected, e.EditID)
+	w.expect("a.txt", numbered(5))
+}
+
+// Quiet waits for a writer to finish and sweeps nothing.
+func TestQuietWaitsForTheWriterAndTouchesNothing(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(3))
+	w.edit(NewConversationID(), "a.txt", replaceLine(numbered(3), 2, "two"))
+	staged := filepath.Join(w.dir, Dir, "tmp", "w-staged-elsewhere")
+	if err := os.WriteFile(staged, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenExisting(w.root) // another Store, as another process would have
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := w.store.lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := other.Quiet(ctx); err == nil {
+		t.Fatal("Quiet returned while a writer held the lock")
+	}
+	unlock()
+	if err := other.Quiet(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(staged); err != nil {
+		t.Fatalf("Quiet swept a staged file: %v", err)
+	}
 }

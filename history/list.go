@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"strings"
 )
 
 // Filter narrows a listing; zero fields match everything.
@@ -68,3 +69,61 @@ func (s *Store) Diff(e *Entry) (string, error) {
 
 // Rel is path relative to the workspace when it lies inside it.
 func (s *Store) Rel(path string) string { return s.rel(path) }
+
+// Counts is the number of lines an edit adds and removes: as recorded, or counted in
+// its diff for entries of older stores.
+func (s *Store) Counts(e *Entry) (added, removed int, err error) {
+	if e.Added != nil && e.Removed != nil {
+		return *e.Added, *e.Removed, nil
+	}
+	if e.DiffFile == nil {
+		return 0, 0, nil
+	}
+	b, err := s.readStoreFile(*e.DiffFile)
+	if err != nil {
+		return 0, 0, err
+	}
+	added, removed = countLines(string(b))
+	return added, removed, nil
+}
+
+// countLines counts the added and removed lines of a unified diff.
+func countLines(diff string) (added, removed int) {
+	inHunk := false
+	for len(diff) > 0 {
+		line := diff
+		if i := strings.IndexByte(diff, '\n'); i >= 0 {
+			line, diff = diff[:i], diff[i+1:]
+		} else {
+			diff = ""
+		}
+		switch {
+		case strings.HasPrefix(line, "@@"):
+			inHunk = true
+		case !inHunk || line == "":
+		case line[0] == '+':
+			added++
+		case line[0] == '-':
+			removed++
+		}
+	}
+	return added, removed
+}
+
+// FillCounts sets the line counts of entries that lack them (older stores), so that
+// every entry written as JSON has them.
+func (s *Store) FillCounts(entries []*Entry) {
+	for _, e := range entries {
+		if e.Added != nil && e.Removed != nil {
+			continue
+		}
+		a, r, err := s.Counts(e)
+		if err != nil {
+			continue
+		}
+		e.Added, e.Removed = &a, &r
+		if raw := strings.TrimSpace(e.raw); strings.HasSuffix(raw, "}") {
+			e.raw = fmt.Sprintf(`%s,"added":%d,"removed":%d}`, raw[:len(raw)-1], a, r)
+		}
+	}
+}

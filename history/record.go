@@ -28,6 +28,7 @@ type Change struct {
 	// Computed by prepare, before the lock is taken.
 	beforeHash, afterHash string
 	diff                  string
+	added, removed        int // lines of the diff
 }
 
 // Sizes from which hashing a file's content is worth avoiding (a stat and a line in
@@ -100,6 +101,7 @@ func (s *Store) prepare(ch *Change) error {
 			after = nil
 		}
 		ch.diff = udiff.Unified(s.relName(ch.Path, ch.BeforeExists), s.relName(ch.Path, ch.Op != Delete), ch.Before, after, 3)
+		ch.added, ch.removed = countLines(ch.diff)
 	}
 	wg.Wait()
 	return nil
@@ -271,7 +273,7 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 	e := &Entry{
 		EditID: newID(), ConversationID: c.Conversation, ToolCallIndex: index, Seq: seq,
 		Timestamp: now, Operation: ch.Op, FilePath: ch.Path, ToolName: c.Tool,
-		Status: Pending, Source: c.Source,
+		Status: Pending, Source: c.Source, Added: &ch.added, Removed: &ch.removed,
 	}
 	if c.Source == SourceExternal {
 		e.Status = Accepted
@@ -487,7 +489,7 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 				// Logged, then the process died before writing it: the edit never
 				// happened. It is marked rejected (accepting it later applies it).
 				j := s.newJournal("marking of edit " + short(e.EditID) + " rejected (it was logged, but its file never written)")
-				if err := s.stageStatuses(j, e.ConversationID, map[string]Status{e.EditID: Rejected}); err != nil {
+				if err := s.stageStatuses(j, e.ConversationID, map[string]verdict{e.EditID: {status: Rejected}}); err != nil {
 					return err
 				}
 				if err := s.stageMarker(j, &fileChange{R: recorded, S: disk, mode: 0o644, changed: []string{e.EditID}}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpdiff/mcpdiff/udiff"
 )
@@ -17,11 +18,15 @@ import (
 //   - S, the file as the decisions want it: kept edits applied, rejected ones not.
 //
 // Where S and R differ, a region says which lines of R are which lines of S. A kept
-// edit is moved into S through the regions before it (that is the line-shift
-// handling); if it changes or touches a region with no unchanged line between, it
-// depends on lines a rejected edit wrote, and the replay stops with a *ConflictError.
-// A rebuild marker (what an earlier accept/reject wrote to disk) changes R only, like
-// a rejected edit: later edits were made on top of it.
+// change is moved into S through the regions before it (that is the line-shift
+// handling). It conflicts with a region only where its place in S would be a guess:
+// it changes or removes lines that a rejected edit wrote, splits them, or puts lines
+// of its own exactly where lines a rejected edit removed go back. A change next to a
+// region, with no unchanged line between, goes before or after it. A conflicting
+// change is recorded and the replay goes on as if it were rejected too, so one replay
+// names every later edit in the way. A rebuild marker (what an earlier accept/reject
+// wrote to disk) changes R only, like a rejected edit: later edits were made on top
+// of it.
 
 // fileState is one version of a file.
 type fileState struct {
@@ -32,29 +37,60 @@ type fileState struct {
 
 func (f fileState) content() []byte { return joinLines(f.lines) }
 
-// region: R's lines [start,end) are S's lines s. Regions are sorted and never touch.
+// region: R's lines [start,end) are S's lines s. Regions are in file order and never
+// overlap. They may touch; an empty one (start == end: lines that rejected edits
+// removed, which S still has) may share its place with others, in S's order.
 type region struct {
 	start, end int
 	s          []string
 	origin     []string // edits whose rejection (or earlier status) made S differ here
+	// openStart (openEnd): a kept insertion exactly at start (end) would be a guess,
+	// because lines S has inside go back at that very place in an order no step
+	// recorded. An empty region is open by nature.
+	openStart, openEnd bool
 }
 
-// conflicts reports whether a kept change of R's lines [a,e) depends on r. Where
-// the rejected side wrote lines (r is not empty in R), changing them or touching them
-// with no unchanged line between is a conflict (SPEC §5). Where it only removed
-// lines (r is empty in R), the restored lines go back between their neighbours, and
-// only a change at that very point, or across it, is ambiguous.
-func (r region) conflicts(a, e int) bool {
-	if r.start < r.end {
-		return a <= r.end && r.start <= e
+func (r region) empty() bool { return r.start == r.end }
+
+// Reasons a kept change conflicts with a region (the region's origin fills in %s).
+const (
+	reasonChanges = "changes lines written by %s"
+	reasonSplits  = "puts lines between lines written by %s"
+	reasonPlace   = "puts lines of its own where the lines removed by %s go back"
+)
+
+// conflict returns why a kept change of R's lines [a,e) (writing lines when hasNew)
+// depends on r, or "" when it does not.
+func (r region) conflict(a, e int, hasNew bool) string {
+	if r.empty() {
+		p := r.start
+		if (a == e && a == p) || (a < p && p < e && hasNew) {
+			return reasonPlace
+		}
+		return ""
 	}
-	p := r.start
-	return (a < p && p < e) || (a == p && e == p)
+	if e > a {
+		if a < r.end && r.start < e {
+			return reasonChanges
+		}
+		return ""
+	}
+	switch {
+	case r.start < a && a < r.end:
+		return reasonSplits
+	case (a == r.start && r.openStart) || (a == r.end && r.openEnd):
+		return reasonPlace
+	}
+	return ""
 }
 
-// before reports whether r lies wholly before a non-conflicting change [a,e).
+// before reports whether r lies before a kept change [a,e) it does not conflict
+// with: lines removed right where the change starts go back before its lines.
 func (r region) before(a, e int) bool {
-	return r.end < a || (r.start == r.end && r.end == a && e > a)
+	if r.empty() {
+		return r.start < a || (r.start == a && e > a)
+	}
+	return r.end <= a
 }
 
 // step is one recorded change: a log entry or a rebuild marker.
@@ -147,48 +183,96 @@ func lineages(snap *snapshot) (all []*lineage, owner map[string]*lineage) {
 	return all, owner
 }
 
-// ConflictError is a decision that cannot be carried out because a kept edit depends
-// on lines that another, rejected edit wrote.
-type ConflictError struct {
+// Conflict is a kept edit whose place in the rebuilt file would be a guess, because
+// it depends on lines that other, rejected edits wrote or removed.
+type Conflict struct {
 	Path   string
-	Later  *Entry   // the kept edit that depends on the rejected lines
+	Later  *Entry   // the kept edit in the way
 	With   []string // the rejected (or re-accepted) edits it depends on
-	Reason string
+	Reason string   // a format with one %s, for With
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("%s (%s, conversation %s) in %s %s", short(c.Later.EditID), c.Later.ToolName, c.Later.ConversationID,
+		c.Path, fmt.Sprintf(c.Reason, shortList(c.With)))
+}
+
+// ConflictError is a decision that cannot be carried out without a guess. It names
+// every kept edit in the way: rejecting those too (Decide with WithLater) carries
+// out a reject.
+type ConflictError struct {
+	Conflicts []Conflict
+	Rejecting bool // the decision rejected edits (the later ones can be rejected with them)
+}
+
+// Later lists the edits in the way, in recorded order.
+func (e *ConflictError) Later() []*Entry {
+	var out []*Entry
+	seen := map[string]bool{}
+	for _, c := range e.Conflicts {
+		if !seen[c.Later.EditID] {
+			seen[c.Later.EditID] = true
+			out = append(out, c.Later)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("conflict in %s: edit %s (%s, conversation %s) %s %s; decide on it first",
-		e.Path, short(e.Later.EditID), e.Later.ToolName, e.Later.ConversationID, e.Reason, shortList(e.With))
+	var parts []string
+	for _, c := range e.Conflicts {
+		parts = append(parts, c.String())
+	}
+	n := len(e.Later())
+	what := "a later edit is"
+	if n > 1 {
+		what = fmt.Sprintf("%d later edits are", n)
+	}
+	msg := fmt.Sprintf("conflict: %s in the way: %s", what, strings.Join(parts, "; "))
+	if e.Rejecting {
+		return msg + "; reject them too (--with-later) or decide on them first"
+	}
+	return msg + "; decide on them first"
 }
 
 // replayer runs one lineage.
 type replayer struct {
-	store   *Store
-	status  func(*Entry) Status
-	S, R    fileState
-	regions []region
+	store     *Store
+	status    func(*Entry) verdict
+	S, R      fileState
+	regions   []region
+	conflicts []Conflict
+	track     *origins // who wrote S's lines; nil unless asked for (hunks.go)
 }
 
-// replay rebuilds one lineage under the decisions given by status and returns S and
-// R after its last step.
-func (s *Store) replay(l *lineage, snap *snapshot, status func(*Entry) Status) (S, R fileState, err error) {
+// replay rebuilds one lineage under the decisions given by status. The replayer
+// holds S and R after its last step, and the conflicts met on the way.
+func (s *Store) replay(l *lineage, snap *snapshot, status func(*Entry) verdict) (*replayer, error) {
 	p := &replayer{store: s, status: status}
+	return p, p.run(l, snap)
+}
+
+func (p *replayer) run(l *lineage, snap *snapshot) error {
 	if err := p.start(l, snap); err != nil {
-		return S, R, err
+		return err
 	}
 	for _, st := range l.steps {
 		if err := p.apply(st); err != nil {
-			return S, R, err
+			return err
 		}
 	}
 	last := l.steps[len(l.steps)-1]
 	if p.R.exists {
 		if want := deref(last.hashAfter()); want != "" && hashBytes(p.R.content()) != want {
-			return S, R, fmt.Errorf("the recorded history of %s does not add up (its content after the last step does not match its hash); the store may be damaged", p.R.path)
+			return fmt.Errorf("the recorded history of %s does not add up (its content after the last step does not match its hash); the store may be damaged", p.R.path)
 		}
 	}
-	return p.S, p.R, nil
+	return nil
 }
+
+// currentStatus is the decisions as recorded.
+func currentStatus(e *Entry) verdict { return e.verdict() }
 
 // start sets S and R to the file before the lineage's first step: absent, or the
 // checkpoint its conversation took.
@@ -205,6 +289,7 @@ func (p *replayer) start(l *lineage, snap *snapshot) error {
 	}
 	p.S = p.R
 	p.S.lines = append([]string(nil), p.R.lines...)
+	p.track.reset(len(p.R.lines))
 	return nil
 }
 
@@ -239,7 +324,6 @@ func (s *Store) checkpointFor(st *step, snap *snapshot) ([]byte, error) {
 
 // apply replays one step.
 func (p *replayer) apply(st *step) error {
-	kept := st.entry != nil && p.status(st.entry) != Rejected
 	blocks, err := p.blocks(st)
 	if err != nil {
 		return err
@@ -247,10 +331,18 @@ func (p *replayer) apply(st *step) error {
 	if p.R.exists != st.existsBefore() {
 		return fmt.Errorf("the recorded history of %s does not add up at step %d (the file's existence does not match); the store may be damaged", st.from(), st.seq)
 	}
-	if kept {
-		return p.keep(st, blocks)
+	if st.entry == nil {
+		return p.skip(st, blocks)
 	}
-	return p.skip(st, blocks)
+	v := p.status(st.entry)
+	if v.rejectedAll() {
+		return p.skip(st, blocks)
+	}
+	if with, why := p.conflict(st, blocks, v); why != "" {
+		p.conflicts = append(p.conflicts, Conflict{Path: p.R.path, Later: st.entry, With: with, Reason: why})
+		return p.skip(st, blocks) // as if rejected: what depends on it conflicts too
+	}
+	return p.keep(st, blocks, v)
 }
 
 // blocks reads a step's diff as zero-context change blocks (none for a move or delete).
@@ -258,7 +350,17 @@ func (p *replayer) blocks(st *step) ([]udiff.Block, error) {
 	if !st.existsAfter() || st.diffFile() == nil {
 		return nil, nil
 	}
-	text, err := p.store.readStoreFile(*st.diffFile())
+	return p.store.diffBlocks(*st.diffFile())
+}
+
+// diffBlocks reads a diff of the store as zero-context change blocks. Diffs are
+// never rewritten (each is named by its edit or rebuild), so they are kept in
+// memory: a replay reads every diff of a file, and a decision replays twice.
+func (s *Store) diffBlocks(rel string) ([]udiff.Block, error) {
+	if b, ok := s.blocks.get(rel); ok {
+		return b, nil
+	}
+	text, err := s.readStoreFile(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -267,66 +369,154 @@ func (p *replayer) blocks(st *step) ([]udiff.Block, error) {
 	}
 	files, err := udiff.Parse(string(text))
 	if err != nil || len(files) != 1 {
-		return nil, fmt.Errorf("diff %s is unreadable: %v", *st.diffFile(), err)
+		return nil, fmt.Errorf("diff %s is unreadable: %v", rel, err)
 	}
-	return files[0].Blocks(), nil
+	blocks := files[0].Blocks()
+	s.blocks.put(rel, blocks, len(text))
+	return blocks, nil
 }
 
-// keep applies a kept edit to R and S.
-func (p *replayer) keep(st *step, blocks []udiff.Block) error {
-	e := st.entry
-	conflict := func(with []string, reason string) error {
-		return &ConflictError{Path: p.R.path, Later: e, With: with, Reason: reason}
+// blockCache keeps parsed diffs up to a size, then starts over.
+type blockCache struct {
+	mu    sync.Mutex
+	m     map[string][]udiff.Block
+	bytes int
+}
+
+// blockCacheBytes bounds the diff text behind the cached blocks.
+const blockCacheBytes = 64 << 20
+
+func (c *blockCache) get(rel string) ([]udiff.Block, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[rel]
+	return b, ok
+}
+
+func (c *blockCache) put(rel string, b []udiff.Block, size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+size > blockCacheBytes {
+		c.m, c.bytes = map[string][]udiff.Block{}, 0
 	}
+	c.m[rel] = b
+	c.bytes += size
+}
+
+// conflict returns why keeping a step (the blocks v keeps) would be a guess, and the
+// edits it depends on; "" when it would not.
+func (p *replayer) conflict(st *step, blocks []udiff.Block, v verdict) ([]string, string) {
 	switch {
 	case !st.existsBefore(): // create
 		if p.S.exists {
-			return conflict(p.wholeOrigins(), "creates a file that a rejected edit keeps in place;")
+			return p.wholeOrigins(), "creates a file that the rejection of %s keeps in place"
 		}
-		if err := p.patchR(blocks); err != nil {
+		return nil, ""
+	case !st.existsAfter(): // a delete removes the file whatever came before
+		return nil, ""
+	case len(blocks) > 0 && !p.S.exists:
+		return p.wholeOrigins(), "changes a file whose creation or restoration was undone by %s"
+	}
+	var with []string
+	reason := ""
+	for i, b := range blocks {
+		if !v.keeps(i) {
+			continue
+		}
+		for _, r := range p.regions {
+			if why := r.conflict(b.OldStart, b.OldStart+len(b.Old), len(b.New) > 0); why != "" {
+				with = appendUnique(with, r.origin...)
+				if reason == "" {
+					reason = why
+				}
+			}
+		}
+	}
+	return with, reason
+}
+
+// keep applies a kept step (that does not conflict) to R and S: the blocks v rejects
+// go to R only.
+func (p *replayer) keep(st *step, blocks []udiff.Block, v verdict) error {
+	switch {
+	case !st.existsBefore(): // create
+		if err := p.patchR(st, blocks); err != nil {
 			return err
 		}
 		p.R.exists, p.R.path = true, st.to()
 		p.S = fileState{exists: true, path: st.to(), lines: append([]string(nil), p.R.lines...)}
 		p.regions = nil
+		p.track.reset(0)
+		for i := len(blocks) - 1; i >= 0; i-- {
+			p.track.splice(0, 0, len(blocks[i].New), p.origin(st, i, blocks))
+		}
 		return nil
 	case !st.existsAfter(): // delete: the file is gone whatever came before
 		p.R = fileState{path: st.to()}
 		p.S = fileState{path: p.S.path}
 		p.regions = nil
+		p.track.reset(0)
 		return nil
 	}
 	if st.from() != st.to() { // move
 		p.R.path, p.S.path = st.to(), st.to()
 	}
-	if len(blocks) == 0 {
-		return nil
-	}
-	if !p.S.exists {
-		return conflict(p.wholeOrigins(), "changes a file whose creation or restoration was undone by")
-	}
 	for i := len(blocks) - 1; i >= 0; i-- { // last first: earlier positions stay valid
-		b := blocks[i]
-		end := b.OldStart + len(b.Old)
-		var before int // regions wholly before the block
-		for _, r := range p.regions {
-			if r.conflicts(b.OldStart, end) {
-				return conflict(r.origin, "changes lines next to or written by")
-			}
-			if r.before(b.OldStart, end) {
-				before++
-			}
+		var err error
+		if v.keeps(i) {
+			err = p.keepBlock(blocks[i], p.origin(st, i, blocks))
+		} else {
+			err = p.skipBlock(blocks[i], p.origin(st, i, blocks), st.origins())
 		}
-		sPos := b.OldStart + p.offset(before)
-		if sPos+len(b.Old) > len(p.S.lines) || !equalLines(p.S.lines[sPos:sPos+len(b.Old)], b.Old) {
-			return fmt.Errorf("the recorded history of %s does not add up at edit %s (its lines are not where it left them); the store may be damaged", p.R.path, short(e.EditID))
-		}
-		if err := p.patchOne(&p.R.lines, b.OldStart, b); err != nil {
+		if err != nil {
 			return err
 		}
-		p.S.lines = splice(p.S.lines, sPos, len(b.Old), b.New)
-		p.shift(before, len(b.New)-len(b.Old))
 	}
+	return nil
+}
+
+// keepBlock applies a kept block to R and S. A deletion across places where removed
+// lines go back is applied piece by piece between them: those lines stay, in order.
+func (p *replayer) keepBlock(b udiff.Block, from *lineOrigin) error {
+	a, e := b.OldStart, b.OldStart+len(b.Old)
+	if len(b.New) == 0 {
+		cuts := []int{a}
+		for _, r := range p.regions {
+			if r.empty() && a < r.start && r.start < e && r.start != cuts[len(cuts)-1] {
+				cuts = append(cuts, r.start)
+			}
+		}
+		if len(cuts) > 1 {
+			cuts = append(cuts, e)
+			for i := len(cuts) - 2; i >= 0; i-- {
+				lo, hi := cuts[i], cuts[i+1]
+				if err := p.keepSpan(udiff.Block{OldStart: lo, Old: b.Old[lo-a : hi-a]}, from); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return p.keepSpan(b, from)
+}
+
+// keepSpan applies a kept block that no region lies inside.
+func (p *replayer) keepSpan(b udiff.Block, from *lineOrigin) error {
+	a, e := b.OldStart, b.OldStart+len(b.Old)
+	before := 0 // regions before the block come first
+	for before < len(p.regions) && p.regions[before].before(a, e) {
+		before++
+	}
+	sPos := a + p.offset(before)
+	if sPos+len(b.Old) > len(p.S.lines) || !equalLines(p.S.lines[sPos:sPos+len(b.Old)], b.Old) {
+		return fmt.Errorf("the recorded history of %s does not add up at edit %s (its lines are not where it left them); the store may be damaged", p.R.path, short(from.entry.EditID))
+	}
+	if err := p.patchOne(b, from); err != nil {
+		return err
+	}
+	p.S.lines = splice(p.S.lines, sPos, len(b.Old), b.New)
+	p.track.splice(sPos, len(b.Old), len(b.New), from)
+	p.shift(before, len(b.New)-len(b.Old))
 	return nil
 }
 
@@ -338,7 +528,7 @@ func (p *replayer) skip(st *step, blocks []udiff.Block) error {
 	case !p.R.exists:
 		p.R.lines, p.regions = nil, nil
 	case !p.S.exists || !wasR:
-		if err := p.patchR(blocks); err != nil {
+		if err := p.patchR(st, blocks); err != nil {
 			return err
 		}
 		p.regions = nil // no lines to align: a kept change is checked by existence
@@ -346,28 +536,61 @@ func (p *replayer) skip(st *step, blocks []udiff.Block) error {
 			p.regions = []region{{start: 0, end: len(p.R.lines), s: append([]string(nil), p.S.lines...), origin: st.origins()}}
 		}
 	default:
-		// Patch R one block at a time, last first, so each block's region is
-		// measured in the coordinates it was made in.
+		// One block at a time, last first, so each block's region is measured in
+		// the coordinates it was made in.
 		for i := len(blocks) - 1; i >= 0; i-- {
-			if err := p.patchOne(&p.R.lines, blocks[i].OldStart, blocks[i]); err != nil {
+			if err := p.skipBlock(blocks[i], p.origin(st, i, blocks), st.origins()); err != nil {
 				return err
 			}
-			p.widen(blocks[i], st.origins())
 		}
 	}
 	return nil
 }
 
+// skipBlock applies a rejected block to R only and records where S differs.
+func (p *replayer) skipBlock(b udiff.Block, from *lineOrigin, origin []string) error {
+	if err := p.patchOne(b, from); err != nil {
+		return err
+	}
+	p.widen(b, origin)
+	return nil
+}
+
 // widen records that R's lines of block b (already applied to R) differ from S.
+// Regions the block changes, or inserts into, merge with it; so do regions whose
+// open side an insertion meets (where removed lines go back is then unknown
+// relative to the inserted lines too).
 func (p *replayer) widen(b udiff.Block, origin []string) {
-	u0, u1 := b.OldStart, b.OldStart+len(b.Old)
-	first, last := -1, -1 // merged regions
-	before := 0
-	for i, r := range p.regions {
+	a, e := b.OldStart, b.OldStart+len(b.Old)
+	// side is -1 for a region before the block, 0 for one merged, 1 after.
+	side := func(r region) int {
+		if a == e { // an insertion
+			switch {
+			case r.empty() && r.start == a,
+				!r.empty() && r.start < a && a < r.end,
+				!r.empty() && r.end == a && r.openEnd,
+				!r.empty() && r.start == a && r.openStart:
+				return 0
+			case r.end <= a && (r.start < a || !r.empty()):
+				return -1
+			}
+			return 1
+		}
 		switch {
-		case r.end < b.OldStart:
+		case r.empty() && a < r.start && r.start < e, !r.empty() && a < r.end && r.start < e:
+			return 0
+		case r.end <= a:
+			return -1
+		}
+		return 1
+	}
+	before, first, last := 0, -1, -1
+	u0, u1 := a, e
+	for i, r := range p.regions {
+		switch side(r) {
+		case -1:
 			before++
-		case r.start <= b.OldStart+len(b.Old):
+		case 0:
 			if first < 0 {
 				first = i
 			}
@@ -375,25 +598,30 @@ func (p *replayer) widen(b udiff.Block, origin []string) {
 			u0, u1 = min(u0, r.start), max(u1, r.end)
 		}
 	}
-	sStart := u0 + p.offset(before)
-	sLen := u1 - u0
-	var origins []string
-	if first >= 0 {
-		for _, r := range p.regions[first : last+1] {
-			sLen += len(r.s) - (r.end - r.start)
-			origins = append(origins, r.origin...)
-		}
-	}
 	delta := len(b.New) - len(b.Old)
-	merged := region{start: u0, end: u1 + delta, s: append([]string(nil), p.S.lines[sStart:sStart+sLen]...), origin: appendUnique(origins, origin...)}
-	var out []region
-	out = append(out, p.regions[:before]...)
-	if !equalLines(merged.s, p.R.lines[merged.start:merged.end]) {
-		out = append(out, merged)
-	}
+	merged := region{start: u0, end: u1 + delta}
+	sLen := u1 - u0
 	rest := before
 	if first >= 0 {
 		rest = last + 1
+		for _, r := range p.regions[first:rest] {
+			sLen += len(r.s) - (r.end - r.start)
+			merged.origin = appendUnique(merged.origin, r.origin...)
+			if r.start == u0 && (r.openStart || r.empty()) {
+				merged.openStart = true
+			}
+			if r.end == u1 && (r.openEnd || r.empty()) {
+				merged.openEnd = true
+			}
+		}
+	}
+	merged.origin = appendUnique(merged.origin, origin...)
+	sStart := u0 + p.offset(before)
+	merged.s = append([]string(nil), p.S.lines[sStart:sStart+sLen]...)
+	out := make([]region, 0, len(p.regions)+1)
+	out = append(out, p.regions[:before]...)
+	if !equalLines(merged.s, p.R.lines[merged.start:merged.end]) {
+		out = append(out, merged)
 	}
 	for _, r := range p.regions[rest:] {
 		r.start += delta
@@ -420,22 +648,24 @@ func (p *replayer) shift(n, delta int) {
 	}
 }
 
-func (p *replayer) patchR(blocks []udiff.Block) error {
+// patchR applies all of a step's blocks to R.
+func (p *replayer) patchR(st *step, blocks []udiff.Block) error {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		if err := p.patchOne(&p.R.lines, blocks[i].OldStart, blocks[i]); err != nil {
+		if err := p.patchOne(blocks[i], p.origin(st, i, blocks)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// patchOne replaces b.Old at pos in lines by b.New, after checking b.Old is there.
-func (p *replayer) patchOne(lines *[]string, pos int, b udiff.Block) error {
-	l := *lines
+// patchOne replaces b.Old by b.New in R, after checking b.Old is there.
+func (p *replayer) patchOne(b udiff.Block, from *lineOrigin) error {
+	l := p.R.lines
+	pos := b.OldStart
 	if pos+len(b.Old) > len(l) || !equalLines(l[pos:pos+len(b.Old)], b.Old) {
 		return fmt.Errorf("the recorded history of %s does not add up (a diff does not apply to the file it was made on); the store may be damaged", p.R.path)
 	}
-	*lines = splice(l, pos, len(b.Old), b.New)
+	p.R.lines = splice(l, pos, len(b.Old), b.New)
 	return nil
 }
 
@@ -456,11 +686,11 @@ func (p *replayer) wholeOrigins() []string {
 }
 
 // splice replaces lines[at:at+del] by ins, reusing lines' storage when it can.
-func splice(lines []string, at, del int, ins []string) []string {
+func splice[T any](lines []T, at, del int, ins []T) []T {
 	tail := len(lines) - at - del
 	n := at + len(ins) + tail
 	if n > cap(lines) {
-		out := make([]string, n, n+n/4+8)
+		out := make([]T, n, n+n/4+8)
 		copy(out, lines[:at])
 		copy(out[at:], ins)
 		copy(out[at+len(ins):], lines[at+del:])
@@ -513,6 +743,6 @@ func (s *Store) recordedState(snap *snapshot, path string) (fileState, error) {
 	if l == nil {
 		return fileState{path: path}, nil
 	}
-	_, R, err := s.replay(l, snap, func(e *Entry) Status { return e.Status })
-	return R, err
+	p, err := s.replay(l, snap, currentStatus)
+	return p.R, err
 }

@@ -26,7 +26,6 @@
 package history
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -72,6 +71,7 @@ type Store struct {
 	heads     *heads
 	known     *knownFiles // what this process learnt about the store's files
 	notes     []string    // from recovering an interrupted decision, until taken
+	blocks    *blockCache // parsed diffs (replay.go)
 }
 
 // knownFiles remembers facts about the store's own files that only ever become true
@@ -91,7 +91,7 @@ func newKnownFiles() *knownFiles {
 // store is shared per directory within a process, so caches stay right.
 func newStore(files storeFiles, root *workspace.Root) *Store {
 	mu, _ := processLocks.LoadOrStore(files.dir, &sync.Mutex{})
-	return &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles()}
+	return &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles(), blocks: &blockCache{}}
 }
 
 // processLocks gives every store directory one mutex per process, so goroutines
@@ -371,9 +371,13 @@ func equalLines(a, b []string) bool {
 }
 
 func joinLines(lines []string) []byte {
-	var buf bytes.Buffer
+	n := 0
 	for _, l := range lines {
-		buf.WriteString(l)
+		n += len(l)
 	}
-	return buf.Bytes()
+	buf := make([]byte, 0, n)
+	for _, l := range lines {
+		buf = append(buf, l...)
+	}
+	return buf
 }

@@ -40,6 +40,8 @@ type bridge struct {
 	opts   BridgeOptions
 	logf   func(format string, args ...any)
 
+	review *reviewer // pending hunks and reloads, following the stores
+
 	mu       sync.Mutex
 	server   *ide.Server  // nil until attached
 	lsp      []string     // LSP workspace folders, kept when the cwd changes
@@ -59,7 +61,8 @@ func RunBridge(ctx context.Context, in io.Reader, out io.WriteCloser, opts Bridg
 	if err != nil {
 		return fmt.Errorf("attach to Neovim: %w", err)
 	}
-	b := &bridge{v: v, editor: NewEditor(v, logf), opts: opts, logf: logf}
+	b := &bridge{v: v, editor: NewEditor(v, logf), opts: opts, logf: logf, review: newReviewer(v, logf)}
+	defer b.review.close()
 	if err := b.registerHandlers(); err != nil {
 		return err
 	}
@@ -121,8 +124,13 @@ func (b *bridge) registerHandlers() error {
 				s.AtMention(params)
 			}
 		},
-		"mcpdiff_cwd":    func(cwd string) { b.setCwd(cwd) },
-		"mcpdiff_status": b.status,
+		"mcpdiff_cwd":     func(cwd string) { b.setCwd(cwd) },
+		"mcpdiff_status":  b.status,
+		"mcpdiff_buffers": b.review.setBuffers,
+		"mcpdiff_hunks":   b.review.hunks,
+		"mcpdiff_pending": b.review.pending,
+		"mcpdiff_review":  b.review.list,
+		"mcpdiff_touches": b.review.touches,
 	}
 	for method, fn := range handlers {
 		if err := b.v.RegisterHandler(method, fn); err != nil {

@@ -26,11 +26,27 @@ end
 
 command("McpDiffAccept", function(args)
   require("mcpdiff").accept(args.args, range_of(args))
-end, { nargs = "?", range = true, desc = "mcpdiff: accept the diff in view (or its hunks in range), or history edits" })
+end, { nargs = "?", range = true, desc = "mcpdiff: accept the diff in view (or its hunks in range), or history edits (of these lines)" })
 
 command("McpDiffReject", function(args)
   require("mcpdiff").reject(args.args, range_of(args))
-end, { nargs = "?", range = true, desc = "mcpdiff: reject the diff in view (or its hunks in range), or history edits" })
+end, { nargs = "?", range = true, desc = "mcpdiff: reject the diff in view (or its hunks in range), or history edits (of these lines)" })
+
+command("McpDiffQuickfix", function()
+  require("mcpdiff").quickfix()
+end, { desc = "mcpdiff: pending edits of the history in the quickfix list" })
+
+command("McpDiffNextHunk", function()
+  require("mcpdiff").next_hunk()
+end, { desc = "mcpdiff: go to the next pending edit" })
+
+command("McpDiffPrevHunk", function()
+  require("mcpdiff").prev_hunk()
+end, { desc = "mcpdiff: go to the previous pending edit" })
+
+command("McpDiffPreviewHunk", function()
+  require("mcpdiff").preview_hunk()
+end, { desc = "mcpdiff: preview the pending edit under the cursor" })
 
 command("McpDiffSend", function(args)
   require("mcpdiff").send(args.line1, args.line2, args.range > 0)

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 	"github.com/mcpdiff/mcpdiff/workspace"
 )
 
@@ -30,7 +31,10 @@ const (
 type cliArgs struct {
 	operands  []string
 	json      bool
+	review    bool
 	force     bool
+	withLater bool
+	lines     string
 	conv      string
 	file      string
 	status    string
@@ -45,6 +49,7 @@ var valueFlags = map[string]func(*cliArgs) *string{
 	"status":     func(a *cliArgs) *string { return &a.status },
 	"workspace":  func(a *cliArgs) *string { return &a.workspace },
 	"older-than": func(a *cliArgs) *string { return &a.olderThan },
+	"lines":      func(a *cliArgs) *string { return &a.lines },
 }
 
 func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
@@ -72,6 +77,10 @@ func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
 			a.json = true
 		case "force":
 			a.force = true
+		case "with-later":
+			a.withLater = true
+		case "review":
+			a.review = true
 		default:
 			if !hasValue {
 				if i+1 >= len(args) {
@@ -121,9 +130,12 @@ func absFile(p string) string {
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
-	a, err := parseCLI(args, "json", "conv", "file", "status", "workspace")
+	a, err := parseCLI(args, "json", "review", "conv", "file", "status", "workspace")
 	if err != nil || len(a.operands) > 0 {
 		return usageError(stderr, "status", err, "mcpdiff status [--conv ID] [--file PATH] [--status pending|accepted|rejected] [--json] [--workspace DIR]")
+	}
+	if a.review { // the rows of Neovim's review list, when its bridge does not run
+		return reviewRows(a.workspace, stdout, stderr)
 	}
 	if a.status != "" && a.status != "pending" && a.status != "accepted" && a.status != "rejected" {
 		return usageError(stderr, "status", fmt.Errorf("--status must be pending, accepted or rejected, not %q", a.status), "")
@@ -145,9 +157,10 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	warn(stderr, list.Warnings)
 	for _, d := range list.Drifts {
-		warn(stderr, []string{driftWarning(store.Rel(d.Path))})
+		warn(stderr, []string{store.DriftWarning(d)})
 	}
 	if a.json {
+		store.FillCounts(list.Entries)
 		if err := history.WriteJSON(stdout, list.Entries); err != nil {
 			return refused(stderr, err)
 		}
@@ -159,9 +172,26 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	rows := [][]string{{"EDIT", "TIME", "STATUS", "OP", "CONVERSATION", "PATH"}}
 	for _, e := range list.Entries {
-		rows = append(rows, []string{e.EditID, localTime(e.Timestamp), string(e.Status), string(e.Operation), e.ConversationID, entryPath(store, e)})
+		rows = append(rows, []string{e.EditID, reviewlist.LocalTime(e.Timestamp), e.StatusText(), string(e.Operation), e.ConversationID, entryPath(store, e)})
 	}
 	writeTable(stdout, rows)
+	return exitOK
+}
+
+// reviewRows prints the rows of Neovim's review list as JSON.
+func reviewRows(dir string, stdout, stderr io.Writer) int {
+	store, err := openStore(dir)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	wd, _ := os.Getwd()
+	list, err := reviewlist.Build(store, wd)
+	if err != nil {
+		return refused(stderr, err)
+	}
+	if err := json.NewEncoder(stdout).Encode(list); err != nil {
+		return refused(stderr, err)
+	}
 	return exitOK
 }
 
@@ -186,7 +216,10 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.Status, e.ConversationID, e.ToolCallIndex, e.ToolName, localTime(e.Timestamp))
+		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.StatusText(), e.ConversationID, e.ToolCallIndex, e.ToolName, reviewlist.LocalTime(e.Timestamp))
+		if len(e.HunkStatus) > 0 {
+			header += "\n" + hunkStates(e.HunkStatus)
+		}
 		diff, err := store.Diff(e)
 		if err != nil {
 			return refused(stderr, err)
@@ -202,28 +235,60 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	if to == history.Rejected {
 		name = "reject"
 	}
-	a, err := parseCLI(args, "json", "force", "conv", "file", "workspace")
-	if err == nil && len(a.operands) == 0 && a.conv == "" && a.file == "" {
-		err = errors.New("say which edits: an ID, --conv ID or --file PATH")
+	flags := []string{"json", "force", "conv", "file", "lines", "workspace"}
+	if to == history.Rejected {
+		flags = append(flags, "with-later")
+	}
+	a, err := parseCLI(args, flags...)
+	switch {
+	case err != nil:
+	case len(a.operands) == 0 && a.conv == "" && a.file == "":
+		err = errors.New("say which edits: an ID, --conv ID or --file PATH [--lines A-B]")
+	case a.lines != "" && a.file == "":
+		err = errors.New("--lines needs --file PATH: they are lines of that file")
+	}
+	var ranges []history.LineRange
+	if err == nil && a.lines != "" {
+		ranges, err = history.ParseLineRanges(a.lines)
+	}
+	var ids []string
+	var hunks []history.HunkRef
+	for i := 0; err == nil && i < len(a.operands); i++ {
+		op := a.operands[i]
+		id, block, isHunk := strings.Cut(op, ":")
+		if !isHunk {
+			ids = append(ids, op)
+			continue
+		}
+		n, perr := strconv.Atoi(block)
+		if perr != nil || n < 1 || id == "" {
+			err = fmt.Errorf("bad change block %q: write ID:N, N counting the edit's changes from 1", op)
+		}
+		hunks = append(hunks, history.HunkRef{EditID: id, Block: n - 1})
 	}
 	if err != nil {
-		return usageError(stderr, name, err, "mcpdiff "+name+" (ID... | --conv ID | --file PATH) [--force] [--json] [--workspace DIR]")
+		extra := ""
+		if to == history.Rejected {
+			extra = " [--with-later]"
+		}
+		return usageError(stderr, name, err, "mcpdiff "+name+" (ID[:N]... | --conv ID | --file PATH [--lines A-B[,C-D]])"+extra+" [--force] [--json] [--workspace DIR]")
 	}
 	store, err := openStore(a.workspace)
 	if err != nil {
-		return decideFailed(stdout, stderr, a.json, err)
+		return decideFailed(stdout, stderr, a, err)
 	}
-	sel := history.Selection{IDs: a.operands, Conversation: a.conv}
+	sel := history.Selection{IDs: ids, Hunks: hunks, Conversation: a.conv, Lines: ranges, WithLater: a.withLater}
 	if a.file != "" {
 		sel.File = absFile(a.file)
 	}
 	out, err := store.Decide(context.Background(), sel, to, a.force)
 	warn(stderr, out.Warnings)
 	if err != nil {
-		return decideFailed(stdout, stderr, a.json, err)
+		return decideFailed(stdout, stderr, a, err)
 	}
 	if a.json {
-		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "files": nonNil(out.Files)})
+		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "later": nonNil(out.Later),
+			"hunks": out.Blocks, "files": nonNil(out.Files)})
 		return exitOK
 	}
 	past := name + "ed"
@@ -232,10 +297,13 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "the edits are already %s; the files were put back as recorded\n", past)
 	case len(out.Edits) == 0:
 		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
-	case len(out.Edits) == 1:
-		fmt.Fprintf(stdout, "%s edit %s\n", past, out.Edits[0])
+	case out.Blocks > 0 && len(out.Later) == 0:
+		fmt.Fprintf(stdout, "%s %s of %s\n", past, plural(out.Blocks, "change block"), editsText(out.Edits))
 	default:
-		fmt.Fprintf(stdout, "%s %d edits\n", past, len(out.Edits))
+		fmt.Fprintf(stdout, "%s %s\n", past, editsText(out.Edits))
+	}
+	if len(out.Later) > 0 {
+		fmt.Fprintf(stdout, "with the later %s in the way: %s\n", plural(len(out.Later), "edit"), strings.Join(out.Later, ", "))
 	}
 	for _, f := range out.Files {
 		fmt.Fprintf(stdout, "rebuilt %s\n", store.Rel(f))
@@ -243,24 +311,74 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// driftWarning says that a file differs from its history, and the ways out.
-func driftWarning(rel string) string {
-	return fmt.Sprintf("%s differs from its recorded state (changed outside mcpdiff since its last recorded edit): "+
-		"the next agent edit of it records the change as yours; to put the recorded state back, run `mcpdiff accept --force --file %s` (which also accepts its pending edits)", rel, rel)
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func editsText(ids []string) string {
+	if len(ids) == 1 {
+		return "edit " + ids[0]
+	}
+	return plural(len(ids), "edit")
+}
+
+// hunkStates says which change blocks of an edit decided in part are where.
+func hunkStates(states []history.Status) string {
+	parts := make([]string, len(states))
+	for i, st := range states {
+		parts[i] = fmt.Sprintf("%d %s", i+1, st)
+	}
+	return "change blocks: " + strings.Join(parts, ", ") + " (rejected blocks are not in the file)"
+}
+
+// withLaterCommand is the command that rejects what a refused reject selected
+// together with the later edits in its way.
+func withLaterCommand(a *cliArgs) string {
+	cmd := []string{"mcpdiff", "reject"}
+	for _, id := range a.operands {
+		cmd = append(cmd, shellQuote(id))
+	}
+	for _, f := range []struct{ name, value string }{{"--conv", a.conv}, {"--file", a.file}, {"--lines", a.lines}, {"--workspace", a.workspace}} {
+		if f.value != "" {
+			cmd = append(cmd, f.name, shellQuote(f.value))
+		}
+	}
+	return strings.Join(append(cmd, "--with-later"), " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // decideFailed reports a refused accept/reject: the difference first when files
 // changed outside mcpdiff, then the one-line reason.
-func decideFailed(stdout, stderr io.Writer, asJSON bool, err error) int {
+func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 	kind := "error"
+	msg := err.Error()
 	var diff strings.Builder
-	var files []string
+	var files, later []string
+	command := ""
 	var conflict *history.ConflictError
 	var external *history.ExternalChangeError
 	switch {
 	case errors.As(err, &conflict):
 		kind = "conflict"
-		files = []string{conflict.Path}
+		for _, c := range conflict.Conflicts {
+			files = appendNew(files, c.Path)
+		}
+		for _, e := range conflict.Later() {
+			later = append(later, e.EditID)
+		}
+		if conflict.Rejecting {
+			command = withLaterCommand(a)
+			msg += "; to reject them together: " + command
+		}
 	case errors.As(err, &external):
 		kind = "external_change"
 		for _, d := range external.Drifts {
@@ -269,15 +387,27 @@ func decideFailed(stdout, stderr io.Writer, asJSON bool, err error) int {
 		}
 	case errors.Is(err, history.ErrUnknownID):
 		kind = "unknown_id"
+	case errors.Is(err, history.ErrNoPendingChange):
+		kind = "no_change"
 	}
-	if asJSON {
-		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "kind": kind, "message": err.Error(), "diff": diff.String(), "files": nonNil(files)})
+	if a != nil && a.json {
+		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "kind": kind, "message": msg, "diff": diff.String(),
+			"files": nonNil(files), "later": nonNil(later), "command": command})
 		return exitRefused
 	}
 	if diff.Len() > 0 {
 		writeDiff(stdout, "changes made outside mcpdiff:", diff.String(), isTerminal(stdout) && os.Getenv("NO_COLOR") == "")
 	}
-	return refused(stderr, err)
+	return refused(stderr, errors.New(msg))
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 func runCleanup(args []string, stdout, stderr io.Writer) int {
@@ -351,54 +481,6 @@ func entryPath(store *history.Store, e *history.Entry) string {
 		return store.Rel(*e.SourcePath) + " -> " + store.Rel(e.FilePath)
 	}
 	return store.Rel(e.FilePath)
-}
-
-// localTime shows a log timestamp in local time. It reads the layout mcpdiff writes
-// directly (time.Parse and Format were a tenth of `status` on 10,000 entries).
-func localTime(ts string) string {
-	t, ok := parseLogTime(ts)
-	if !ok {
-		var err error
-		if t, err = time.Parse(time.RFC3339Nano, ts); err != nil {
-			return ts
-		}
-	}
-	t = t.Local()
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	b := make([]byte, 0, 19)
-	b = appendPadded(b, y, 4)
-	b = appendPadded(append(b, '-'), int(mo), 2)
-	b = appendPadded(append(b, '-'), d, 2)
-	b = appendPadded(append(b, ' '), h, 2)
-	b = appendPadded(append(b, ':'), mi, 2)
-	b = appendPadded(append(b, ':'), s, 2)
-	return string(b)
-}
-
-// parseLogTime reads "2006-01-02T15:04:05.000Z".
-func parseLogTime(ts string) (time.Time, bool) {
-	if len(ts) != 24 || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' || ts[16] != ':' || ts[19] != '.' || ts[23] != 'Z' {
-		return time.Time{}, false
-	}
-	var n [7]int
-	for i, span := range [7][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}, {20, 23}} {
-		for _, c := range ts[span[0]:span[1]] {
-			if c < '0' || c > '9' {
-				return time.Time{}, false
-			}
-			n[i] = n[i]*10 + int(c-'0')
-		}
-	}
-	return time.Date(n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], n[6]*1e6, time.UTC), true
-}
-
-func appendPadded(b []byte, n, width int) []byte {
-	s := strconv.Itoa(n)
-	for i := len(s); i < width; i++ {
-		b = append(b, '0')
-	}
-	return append(b, s...)
 }
 
 // writeDiff prints a header and a diff, coloured like git when color is set.

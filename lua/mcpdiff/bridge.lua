@@ -212,16 +212,22 @@ function M.notify_go(method, ...)
   end
 end
 
--- status asks the bridge for its IDE server status (port, clients, pending diffs).
-function M.status()
+-- request asks the running bridge something and waits for the answer; nil when
+-- no bridge runs or the request failed.
+function M.request(method, ...)
   if not state.job or not state.info then
     return nil
   end
-  local ok, status = pcall(vim.fn.rpcrequest, state.job, "mcpdiff_status")
+  local ok, answer = pcall(vim.fn.rpcrequest, state.job, method, ...)
   if ok then
-    return status
+    return answer
   end
   return nil
+end
+
+-- status asks the bridge for its IDE server status (port, clients, pending diffs).
+function M.status()
+  return M.request("mcpdiff_status")
 end
 
 -- Called by the Go side once its IDE server listens.
@@ -240,6 +246,7 @@ function M._attached(info)
   end
   state.info = info
   state.recover = nil
+  require("mcpdiff.hunks").attach()
 end
 
 -- Called by the Go side whenever the number of connected clients changes.

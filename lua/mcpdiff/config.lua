@@ -11,6 +11,8 @@ M.defaults = {
   track_selection = true,
   -- Keep the cursor where it was when a diff opens, instead of moving it to the proposal.
   keep_focus = false,
+  -- Show the pending edits of the history in the sign column of file buffers.
+  signs = true,
   diff = {
     -- "vertical" (side by side), "horizontal" (proposal below) or "inline" (one
     -- window: the proposal, with the removed lines shown above where they were).
@@ -30,6 +32,11 @@ M.defaults = {
     -- Next and previous hunk in the inline layout (diff mode has its own ]c and [c).
     next_hunk = "]c",
     prev_hunk = "[c",
+    -- Global keymaps to move between pending edits of the history, and to preview
+    -- the one under the cursor; each is set only where it shadows no mapping.
+    next_pending = "]h",
+    prev_pending = "[h",
+    preview_pending = false,
   },
   -- :McpDiffClaude
   terminal = {
@@ -86,6 +93,7 @@ local schema = {
   auto_start = { "boolean" },
   track_selection = { "boolean" },
   keep_focus = { "boolean" },
+  signs = { "boolean" },
   diff = { "table" },
   ["diff.layout"] = { one_of({ "vertical", "horizontal", "inline" }) },
   ["diff.open_in_new_tab"] = { "boolean" },
@@ -96,6 +104,9 @@ local schema = {
   ["keymaps.reject_hunk"] = { string_or_false, "a string or false" },
   ["keymaps.next_hunk"] = { string_or_false, "a string or false" },
   ["keymaps.prev_hunk"] = { string_or_false, "a string or false" },
+  ["keymaps.next_pending"] = { string_or_false, "a string or false" },
+  ["keymaps.prev_pending"] = { string_or_false, "a string or false" },
+  ["keymaps.preview_pending"] = { string_or_false, "a string or false" },
   terminal = { "table" },
   ["terminal.cmd"] = { "string" },
   ["terminal.args"] = { list_of_strings, "a list of strings" },

@@ -12,8 +12,15 @@ M.confirm = function(question)
   return vim.fn.confirm(question, "&Discard them\n&Cancel", 2) == 1
 end
 
+-- confirm_later asks whether to reject the later edits in the way too (a field, so
+-- tests can answer it).
+M.confirm_later = function(question)
+  return vim.fn.confirm(question, "&Reject them too\n&Cancel", 2) == 1
+end
+
 -- run starts `mcpdiff <args>` in cwd without blocking; on_done(code, stdout, stderr).
-function M.run(args, cwd, on_done)
+-- A detached run finishes even if Neovim quits meanwhile (a decision is never cut off).
+function M.run(args, cwd, on_done, detach)
   local bin, err = require("mcpdiff.bridge").find_bin()
   if not bin then
     notify(err, vim.log.levels.ERROR)
@@ -24,6 +31,7 @@ function M.run(args, cwd, on_done)
   local out, errs = {}, {}
   local ok, job = pcall(vim.fn.jobstart, cmd, {
     cwd = cwd,
+    detach = detach or nil,
     stdout_buffered = true,
     stderr_buffered = true,
     on_stdout = function(_, data)
@@ -61,39 +69,150 @@ local function count_text(n)
   return n == 1 and "1 edit" or (n .. " edits")
 end
 
+local uv = vim.uv or vim.loop
+
+local function realpath(p)
+  return (uv.fs_realpath(p)) or p
+end
+
+-- modified_buffer returns the name of a buffer with unsaved changes of one of paths.
+local function modified_buffer(paths)
+  local wanted = {}
+  for _, p in ipairs(paths) do
+    wanted[realpath(p)] = true
+  end
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    local name = api.nvim_buf_get_name(buf)
+    if name ~= "" and api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified and wanted[realpath(name)] then
+      return name
+    end
+  end
+  return nil
+end
+
+-- str is a value of decoded JSON or msgpack as text ("" for nil and null).
+function M.str(v)
+  if v == nil or v == vim.NIL then
+    return ""
+  end
+  return tostring(v)
+end
+
+local str = M.str
+
+-- matching returns the entries an id names (an edit, a prefix of one, a conversation).
+local function matching(list, id)
+  local out = {}
+  for _, e in ipairs(list) do
+    local eid = str(e.edit_id)
+    if eid == id or str(e.conversation_id) == id or (#id >= 4 and eid:sub(1, #id) == id) then
+      table.insert(out, e)
+    end
+  end
+  return out
+end
+
+local function unsaved_refusal(action, name)
+  notify(
+    ("%s refused: %s has unsaved changes in this Neovim; save (:w) or undo them first. Nothing was changed."):format(
+      action,
+      vim.fn.fnamemodify(name, ":~:.")
+    ),
+    vim.log.levels.ERROR
+  )
+end
+
 -- resolve accepts or rejects history edits: id (an edit or conversation id is up to
--- the CLI), else the pending edits of the current file. opts: force, cwd, on_done(ok).
+-- the CLI), else the pending changes of the current file that touch opts.range
+-- ({ line1, line2 }), else all pending edits of the current file. A decision that
+-- would rewrite a file with unsaved changes here is refused. opts: range, force,
+-- with_later, cwd, files (the paths id touches, when known), on_done(ok).
 function M.resolve(action, id, opts)
   opts = opts or {}
+  local function finish(ok)
+    if opts.on_done then
+      opts.on_done(ok)
+    end
+  end
   local args = { action }
   local cwd = opts.cwd or vim.fn.getcwd()
   local what
   if id and id ~= "" then
+    if not opts.files then
+      -- Which files the decision may rewrite, to keep unsaved changes safe: the
+      -- bridge knows (it keeps the store open), else `mcpdiff status --json`.
+      local again = vim.deepcopy(opts)
+      again.on_done = opts.on_done
+      local known = require("mcpdiff.bridge").request("mcpdiff_touches", cwd, id)
+      if type(known) == "table" then
+        again.files, again.rewrites = known.files, known.rewrites == true
+        return M.resolve(action, id, again)
+      end
+      return M.entries(cwd, function(list, err)
+        if not list then
+          notify(("%s %s failed: %s"):format(action, id, err), vim.log.levels.ERROR)
+          return finish(false)
+        end
+        again.files, again.rewrites = {}, false
+        for _, e in ipairs(matching(list, id)) do
+          table.insert(again.files, str(e.file_path))
+          if e.source_path ~= nil and e.source_path ~= vim.NIL then
+            table.insert(again.files, str(e.source_path))
+          end
+          again.rewrites = again.rewrites or str(e.status) == "rejected" or (type(e.hunk_status) == "table")
+        end
+        M.resolve(action, id, again)
+      end)
+    end
+    local dirty = (action == "reject" or opts.rewrites) and modified_buffer(opts.files)
+    if dirty then
+      unsaved_refusal(action, dirty)
+      return finish(false)
+    end
     table.insert(args, id)
     what = id
   else
-    local name = api.nvim_buf_get_name(0)
-    if name == "" or vim.bo.buftype ~= "" then
+    local buf = api.nvim_get_current_buf()
+    local name = api.nvim_buf_get_name(buf)
+    if name == "" or vim.bo[buf].buftype ~= "" then
       notify(
         ("no edit ID given and this buffer is not a file: use :McpDiff%s ID (see :McpDiffStatus)"):format(
           action == "accept" and "Accept" or "Reject"
         ),
         vim.log.levels.WARN
       )
-      return
+      return finish(false)
     end
+    if action == "reject" and vim.bo[buf].modified then
+      unsaved_refusal(action, name)
+      return finish(false)
+    end
+    local rel = vim.fn.fnamemodify(name, ":~:.")
     vim.list_extend(args, { "--file", name })
     cwd = vim.fn.fnamemodify(name, ":h")
-    what = "the pending edits of " .. vim.fn.fnamemodify(name, ":~:.")
+    what = "the pending edits of " .. rel
+    if opts.range then
+      local l1, l2 = opts.range[1], opts.range[2]
+      local lines = l1 == l2 and ("line " .. l1) or ("lines " .. l1 .. "-" .. l2)
+      local touched = require("mcpdiff.hunks").touched(buf, l1, l2)
+      if #touched == 0 then
+        notify(("no pending change on %s of %s"):format(lines, rel), vim.log.levels.WARN)
+        return finish(false)
+      end
+      -- The change blocks the user sees there, by edit: what the lines mean now.
+      args = { action }
+      for _, h in ipairs(touched) do
+        table.insert(args, h.edit_id .. ":" .. h.block)
+      end
+      what = lines .. " of " .. rel
+    end
   end
   table.insert(args, "--json")
   if opts.force then
     table.insert(args, "--force")
   end
-  local function finish(ok)
-    if opts.on_done then
-      opts.on_done(ok)
-    end
+  if opts.with_later then
+    table.insert(args, "--with-later")
   end
   M.run(args, cwd, function(code, stdout, stderr)
     local decoded, res = pcall(vim.json.decode, stdout)
@@ -106,8 +225,16 @@ function M.resolve(action, id, opts)
       notify(w, vim.log.levels.WARN)
     end
     if res.ok then
-      require("mcpdiff.buffers").reload(res.files or {})
-      notify(("%s: %s %s"):format(what, action == "accept" and "accepted" or "rejected", count_text(#(res.edits or {}))))
+      local files = res.files or {}
+      require("mcpdiff.buffers").reload(files)
+      local msg = ("%s: %s %s"):format(what, action == "accept" and "accepted" or "rejected", count_text(#(res.edits or {})))
+      if (tonumber(res.hunks) or 0) > 0 then
+        msg = msg .. (" (%d change%s)"):format(res.hunks, res.hunks == 1 and "" or "s")
+      end
+      if type(res.later) == "table" and #res.later > 0 then
+        msg = msg .. (", with %d later edit%s in the way"):format(#res.later, #res.later == 1 and "" or "s")
+      end
+      notify(msg)
       return finish(true)
     end
     if res.kind == "external_change" and not opts.force then
@@ -124,14 +251,36 @@ function M.resolve(action, id, opts)
       if discard then
         local again = vim.deepcopy(opts)
         again.force = true
+        again.on_done = opts.on_done
         return M.resolve(action, id, again)
       end
       notify(action .. " cancelled: the outside changes were kept", vim.log.levels.WARN)
       return finish(false)
     end
+    if res.kind == "conflict" and action == "reject" and not opts.with_later and type(res.later) == "table" and #res.later > 0 then
+      local names = {}
+      for _, l in ipairs(res.later) do
+        table.insert(names, str(l):sub(1, 8))
+      end
+      local question = ("Rejecting %s: %d later edit%s (%s) changed those lines since; where they would go is a guess.\nReject %s too?"):format(
+        what,
+        #names,
+        #names == 1 and "" or "s",
+        table.concat(names, ", "),
+        #names == 1 and "it" or "them"
+      )
+      if M.confirm_later(question) then
+        local again = vim.deepcopy(opts)
+        again.with_later = true
+        again.on_done = opts.on_done
+        return M.resolve(action, id, again)
+      end
+      notify("reject cancelled: " .. (res.message or "later edits are in the way"), vim.log.levels.WARN)
+      return finish(false)
+    end
     notify(("%s %s refused: %s"):format(action, what, res.message or stderr), vim.log.levels.ERROR)
     finish(false)
-  end)
+  end, true)
 end
 
 -- warnings picks the warning lines out of the CLI's stderr: files that differ from

@@ -25,6 +25,7 @@ function M.setup(opts)
   if bridge and bridge.running() then
     bridge._clients(bridge.clients())
   end
+  M.set_keymaps(config.values.keymaps)
   if config.values.auto_start then
     -- Off Neovim's start-up path: the job starts on the first turn of the event loop.
     vim.schedule(function()
@@ -36,7 +37,8 @@ end
 
 -- decide dispatches :McpDiffAccept / :McpDiffReject. In a diff view (no ID) it answers
 -- for the proposal, or with a range { line1, line2 } for the proposal's hunks there;
--- elsewhere it decides recorded history edits (ID, else the current file's).
+-- elsewhere it decides recorded history edits: ID, else the pending changes of the
+-- current file touching range, else all pending edits of the file.
 local function decide(action, id, range)
   local diff = require("mcpdiff.diff")
   local tab = (id == nil or id == "") and diff.current() or nil
@@ -44,7 +46,7 @@ local function decide(action, id, range)
     diff[action](tab, range)
     return
   end
-  require("mcpdiff.history").resolve(action, id)
+  require("mcpdiff.history").resolve(action, id, { range = range })
 end
 
 -- accept implements :[range]McpDiffAccept [ID].
@@ -55,6 +57,47 @@ end
 -- reject implements :[range]McpDiffReject [ID].
 function M.reject(id, range)
   decide("reject", id, range)
+end
+
+-- hunks returns the pending hunks of history edits in a buffer (see :help
+-- mcpdiff.hunks()).
+function M.hunks(bufnr)
+  return require("mcpdiff.hunks").hunks(bufnr)
+end
+
+-- next_hunk and prev_hunk move the cursor to the next or previous pending hunk.
+function M.next_hunk()
+  return require("mcpdiff.hunks").jump(1)
+end
+
+function M.prev_hunk()
+  return require("mcpdiff.hunks").jump(-1)
+end
+
+-- preview_hunk shows the pending hunk under the cursor in a floating window.
+function M.preview_hunk()
+  return require("mcpdiff.hunks").preview()
+end
+
+-- quickfix fills the quickfix list with the pending hunks under the working folder.
+function M.quickfix()
+  return require("mcpdiff.hunks").quickfix()
+end
+
+-- set_keymaps sets the global keymaps of pending hunks, each only where no mapping
+-- (the user's, or another plugin's) is in the way.
+function M.set_keymaps(keymaps)
+  local maps = {
+    { keymaps.next_pending, M.next_hunk, "next pending edit" },
+    { keymaps.prev_pending, M.prev_hunk, "previous pending edit" },
+    { keymaps.preview_pending, M.preview_hunk, "preview the pending edit under the cursor" },
+  }
+  for _, m in ipairs(maps) do
+    if m[1] and vim.fn.maparg(m[1], "n") == "" then
+      -- The API, not vim.keymap: setup() stays off the module loader.
+      vim.api.nvim_set_keymap("n", m[1], "", { callback = m[2], desc = "mcpdiff: " .. m[3], noremap = true })
+    end
+  end
 end
 
 -- send implements :McpDiffSend: an @-mention of the file (and lines) for Claude Code.

@@ -1,23 +1,35 @@
 -- :McpDiffStatus: the bridge status and the edit history, per conversation and per
--- edit, with keys to show, accept and reject the edit under the cursor.
+-- edit, with keys to show an edit's diff (in a split or inline), open its file at
+-- the edit, and accept or reject the edit or its whole conversation. The list
+-- refreshes itself when the store changes: the bridge watches it (hunks._update).
 local M = {}
 
 local api = vim.api
 
 local BUF_NAME = "mcpdiff://status"
 
+-- KEYS is shown at the top of the list; :help mcpdiff-review says the same.
+M.KEYS = "<CR> diff in a split · = diff inline · o open file · a/r accept/reject edit"
+  .. " · A/R accept/reject conversation · <C-l> refresh · q close"
+
+local ns = api.nvim_create_namespace("mcpdiff_review")
+
 local state = {
   buf = nil,
   cwd = nil,
-  entries_by_line = {}, -- line number -> history entry
+  list = nil, -- the rows the Go side built: columns lines, edit, conv, file, source, status
+  err = nil,
+  rows = {}, -- buffer line -> index in the list's columns (negative: a line of an inline diff)
+  expanded = {}, -- edit id -> its diff's lines, shown under the edit
+  loading = false,
+  again = false, -- a refresh was asked for while one ran
 }
 
-local function str(v)
-  if v == nil or v == vim.NIL then
-    return ""
-  end
-  return tostring(v)
+local function notify(msg, level)
+  vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
 end
+
+local str = require("mcpdiff.history").str
 
 local function relative(path, cwd)
   path = str(path)
@@ -27,17 +39,11 @@ local function relative(path, cwd)
   return path
 end
 
-local function short_time(ts)
-  -- 2026-11-22T05:25:31.123Z -> 2026-11-22 05:25:31
-  local d, t = str(ts):match("^(%d+%-%d+%-%d+)T(%d+:%d+:%d+)")
-  return d and (d .. " " .. t) or str(ts)
-end
-
 local function bridge_lines()
   local bridge = require("mcpdiff.bridge")
   local info = bridge.info()
   if not info then
-    return { "Bridge: not running (:McpDiffStart)" }
+    return { "Bridge: not running (:McpDiffStart); this list refreshes itself only while it runs" }
   end
   local status = bridge.status() or {}
   local clients = type(status.clients) == "table" and #status.clients or bridge.clients()
@@ -48,120 +54,329 @@ local function bridge_lines()
   return lines
 end
 
--- group_entries orders entries per conversation (first edit time), then per edit.
-local function group_entries(list)
-  local convs, order = {}, {}
-  for _, e in ipairs(list) do
-    local id = str(e.conversation_id)
-    if not convs[id] then
-      convs[id] = {}
-      table.insert(order, id)
-    end
-    table.insert(convs[id], e)
+-- row_key names what a list row shows, to find it again after a refresh.
+local function row_key(i)
+  local l = state.list
+  if not l or not i or i < 1 then
+    return nil
   end
-  for _, id in ipairs(order) do
-    table.sort(convs[id], function(a, b)
-      local sa, sb = tonumber(a.seq) or 0, tonumber(b.seq) or 0
-      if sa ~= sb then
-        return sa < sb
-      end
-      return (tonumber(a.tool_call_index) or 0) < (tonumber(b.tool_call_index) or 0)
-    end)
-  end
-  table.sort(order, function(a, b)
-    return str(convs[a][1].timestamp) < str(convs[b][1].timestamp)
-  end)
-  return convs, order
+  return l.edit[i] ~= "" and ("edit " .. l.edit[i]) or ("conv " .. l.conv[i])
 end
 
-local function render(entries, err, warnings)
+local function list_windows()
+  return state.buf and api.nvim_buf_is_valid(state.buf) and vim.fn.win_findbuf(state.buf) or {}
+end
+
+local function render()
   local buf = state.buf
   if not buf or not api.nvim_buf_is_valid(buf) then
     return
   end
+  -- Where each window's cursor is, to put it back on the same edit.
+  local keep = {}
+  for _, w in ipairs(list_windows()) do
+    keep[w] = row_key(state.rows[api.nvim_win_get_cursor(w)[1]])
+  end
   local lines = bridge_lines()
+  table.insert(lines, "Keys: " .. M.KEYS)
   table.insert(lines, "")
+  local rows, diff_rows = {}, {}
+  local l = state.list
   -- Files that differ from their history come first: what the list says about them
   -- is not what they hold.
-  for _, w in ipairs(warnings or {}) do
+  local warnings = l and l.warnings or {}
+  for _, w in ipairs(warnings) do
     table.insert(lines, "Warning: " .. w)
   end
-  if warnings and #warnings > 0 then
+  if #warnings > 0 then
     table.insert(lines, "")
   end
-  local by_line = {}
-  if err then
-    table.insert(lines, "History: " .. err)
-  elseif not entries then
+  local first = #lines + 1
+  if state.err or (l and str(l.error) ~= "") then
+    table.insert(lines, "History: " .. (state.err or str(l.error)))
+  elseif not l then
     table.insert(lines, "History: loading…")
-  elseif #entries == 0 then
+  elseif #l.lines == 0 then
     table.insert(lines, "History: no recorded edits under " .. state.cwd)
+  elseif next(state.expanded) == nil then
+    -- The common case, kept cheap for long lists: the rows as they came.
+    vim.list_extend(lines, l.lines)
+    for i = 1, #l.lines do
+      rows[first + i - 1] = i
+    end
   else
-    local convs, order = group_entries(entries)
-    for _, id in ipairs(order) do
-      table.insert(lines, ("Conversation %s (%d)"):format(id, #convs[id]))
-      for _, e in ipairs(convs[id]) do
-        table.insert(lines, ("  %s  %s  %-8s  %-7s  %s"):format(
-          str(e.edit_id):sub(1, 8),
-          short_time(e.timestamp),
-          str(e.status),
-          str(e.operation),
-          relative(e.file_path, state.cwd)
-        ))
-        by_line[#lines] = e
+    for i, line in ipairs(l.lines) do
+      table.insert(lines, line)
+      rows[#lines] = i
+      local diff = l.edit[i] ~= "" and state.expanded[l.edit[i]]
+      if diff then
+        for _, d in ipairs(diff) do
+          table.insert(lines, "      " .. d)
+          rows[#lines] = -i
+          diff_rows[#lines] = d:sub(1, 1)
+        end
       end
     end
   end
-  table.insert(lines, "")
-  table.insert(lines, "<CR> show diff · a accept · r reject · R refresh · q close")
-  state.entries_by_line = by_line
+  state.rows = rows
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
+  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  if next(diff_rows) then
+    require("mcpdiff.hunks").define()
+  end
+  for lnum, kind in pairs(diff_rows) do
+    local group = kind == "+" and "McpDiffSignAdd" or kind == "-" and "McpDiffSignDelete" or kind == "@" and "Comment"
+    if group then
+      api.nvim_buf_add_highlight(buf, ns, group, lnum - 1, 0, -1)
+    end
+  end
+  for w, key in pairs(keep) do
+    if key and api.nvim_win_is_valid(w) then
+      for lnum, i in pairs(rows) do
+        if i > 0 and row_key(i) == key then
+          api.nvim_win_set_cursor(w, { lnum, 0 })
+          break
+        end
+      end
+    end
+  end
 end
 
--- refresh redraws the status and reloads the history.
-function M.refresh()
-  render(nil)
-  require("mcpdiff.history").entries(state.cwd, function(list, err, warnings)
-    render(list, err, warnings)
+-- load reads the list's rows: from the bridge (which keeps the store open), else
+-- from `mcpdiff status --review`. done(list, err).
+local function load(done)
+  local list = require("mcpdiff.bridge").request("mcpdiff_review", state.cwd)
+  if type(list) == "table" then
+    return done(list)
+  end
+  require("mcpdiff.history").run({ "status", "--review" }, state.cwd, function(code, stdout, stderr)
+    local ok, decoded = pcall(vim.json.decode, stdout)
+    if code ~= 0 or not ok or type(decoded) ~= "table" then
+      return done(nil, stderr ~= "" and stderr or ("mcpdiff status failed (exit " .. code .. ")"))
+    end
+    done(decoded)
   end)
 end
 
-local function entry_under_cursor()
-  local line = api.nvim_win_get_cursor(0)[1]
-  local e = state.entries_by_line[line]
-  if not e then
-    vim.notify("mcpdiff: no edit on this line", vim.log.levels.WARN)
+-- refresh reads the history again and redraws the list (keeping the cursor on the
+-- same edit). Refreshes asked for while one runs are folded into one more.
+function M.refresh()
+  if not state.buf or not api.nvim_buf_is_valid(state.buf) then
+    return
   end
-  return e
+  if state.loading then
+    state.again = true
+    return
+  end
+  state.loading = true
+  load(function(list, err)
+    state.loading = false
+    state.list, state.err = list, err
+    render()
+    if state.again then
+      state.again = false
+      M.refresh()
+    end
+  end)
 end
 
-local function resolve(action)
-  local e = entry_under_cursor()
-  if e then
-    require("mcpdiff.history").resolve(action, str(e.edit_id), { cwd = state.cwd, on_done = M.refresh })
+-- store_changed is called when the stores of these workspace folders changed.
+function M.store_changed(workspaces)
+  if not state.buf or not api.nvim_buf_is_valid(state.buf) then
+    return
   end
+  local uv = vim.uv or vim.loop
+  local cwds = { state.cwd, (uv.fs_realpath(state.cwd)) or state.cwd }
+  for _, ws in ipairs(workspaces) do
+    for _, cwd in ipairs(cwds) do
+      if cwd == ws or cwd:sub(1, #ws + 1) == ws .. "/" then
+        return M.refresh()
+      end
+    end
+  end
+end
+
+-- item is what a list row stands for: an edit, or a conversation's line.
+local function item(i)
+  local l = state.list
+  return {
+    edit_id = l.edit[i],
+    conversation_id = l.conv[i],
+    file_path = l.file[i],
+    source_path = l.source[i] ~= "" and l.source[i] or nil,
+    status = l.status[i],
+  }
+end
+
+local function index_under_cursor()
+  local i = state.rows[api.nvim_win_get_cursor(0)[1]]
+  return i and math.abs(i) or nil
+end
+
+local function entry_under_cursor()
+  local i = index_under_cursor()
+  if not i or state.list.edit[i] == "" then
+    notify("no edit on this line", vim.log.levels.WARN)
+    return nil
+  end
+  return item(i)
+end
+
+-- conversation_under_cursor returns the conversation of the line (its own line or
+-- one of its edits) and its edits.
+local function conversation_under_cursor()
+  local i = index_under_cursor()
+  if not i then
+    notify("no conversation on this line", vim.log.levels.WARN)
+    return nil
+  end
+  local l, id, entries = state.list, state.list.conv[i], {}
+  for j = 1, #l.conv do
+    if l.conv[j] == id and l.edit[j] ~= "" then
+      table.insert(entries, item(j))
+    end
+  end
+  return id, entries
+end
+
+-- decide accepts or rejects one edit or a conversation from the list.
+local function decide(action, id, entries)
+  local files, rewrites = {}, action == "reject"
+  for _, e in ipairs(entries) do
+    table.insert(files, e.file_path)
+    if e.source_path then
+      table.insert(files, e.source_path)
+    end
+    rewrites = rewrites or e.status == "rejected" or e.status == "partly rejected"
+  end
+  require("mcpdiff.history").resolve(action, id, { cwd = state.cwd, files = files, rewrites = rewrites, on_done = M.refresh })
+end
+
+-- first_changed_line is the line of the new file where a diff's first change is.
+function M.first_changed_line(diff_text)
+  local line
+  for _, l in ipairs(vim.split(diff_text, "\n", { plain = true })) do
+    local start = l:match("^@@ %-%d+,?%d* %+(%d+)")
+    if start then
+      line = tonumber(start)
+    elseif line then
+      local c = l:sub(1, 1)
+      if c == "+" or c == "-" then
+        return math.max(line, 1)
+      elseif c == " " then
+        line = line + 1
+      end
+    end
+  end
+  return nil
+end
+
+-- open_at opens the file of e in the window above the list, at the edit: its first
+-- pending hunk, else the first line its diff changed.
+local function open_at(e)
+  local path = str(e.file_path)
+  if vim.fn.filereadable(path) == 0 then
+    notify(relative(path, state.cwd) .. " does not exist (any more)", vim.log.levels.WARN)
+    return
+  end
+  local target
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local b = api.nvim_win_get_buf(w)
+    if b ~= state.buf and vim.bo[b].buftype == "" and api.nvim_win_get_config(w).relative == "" then
+      target = w
+      break
+    end
+  end
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd("aboveleft split")
+  end
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local buf = api.nvim_get_current_buf()
+  for _, h in ipairs(require("mcpdiff.hunks").hunks(buf)) do
+    if h.edit_id == e.edit_id then
+      api.nvim_win_set_cursor(0, { h.start_line, 0 })
+      return
+    end
+  end
+  local win = api.nvim_get_current_win()
+  require("mcpdiff.history").run({ "show", str(e.edit_id) }, state.cwd, function(code, stdout)
+    local line = code == 0 and M.first_changed_line(stdout)
+    if line and api.nvim_win_is_valid(win) and api.nvim_win_get_buf(win) == buf then
+      api.nvim_win_set_cursor(win, { math.min(line, api.nvim_buf_line_count(buf)), 0 })
+    end
+  end)
+end
+
+-- toggle_inline shows or hides the diff of e under its line.
+local function toggle_inline(e)
+  local id = str(e.edit_id)
+  if state.expanded[id] then
+    state.expanded[id] = nil
+    return render()
+  end
+  require("mcpdiff.history").run({ "show", id }, state.cwd, function(code, stdout, stderr)
+    if code ~= 0 then
+      notify(("show %s failed: %s"):format(id, stderr), vim.log.levels.ERROR)
+      return
+    end
+    local lines = vim.split(stdout, "\n", { plain = true })
+    if lines[#lines] == "" then
+      table.remove(lines)
+    end
+    state.expanded[id] = lines
+    render()
+  end)
 end
 
 local function set_keymaps(buf)
   local function map(lhs, fn, desc)
     vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "mcpdiff: " .. desc })
   end
-  map("<CR>", function()
-    local e = entry_under_cursor()
-    if e then
-      require("mcpdiff.history").show(str(e.edit_id), state.cwd)
+  local function with_entry(fn)
+    return function()
+      local e = entry_under_cursor()
+      if e then
+        fn(e)
+      end
     end
-  end, "show the diff of this edit")
-  map("a", function()
-    resolve("accept")
-  end, "accept this edit")
-  map("r", function()
-    resolve("reject")
-  end, "reject this edit")
-  map("R", M.refresh, "refresh")
+  end
+  map(
+    "<CR>",
+    with_entry(function(e)
+      require("mcpdiff.history").show(str(e.edit_id), state.cwd)
+    end),
+    "show the diff of this edit in a split"
+  )
+  map("=", with_entry(toggle_inline), "show or hide the diff of this edit here")
+  map("o", with_entry(open_at), "open the file at this edit")
+  map(
+    "a",
+    with_entry(function(e)
+      decide("accept", str(e.edit_id), { e })
+    end),
+    "accept this edit"
+  )
+  map(
+    "r",
+    with_entry(function(e)
+      decide("reject", str(e.edit_id), { e })
+    end),
+    "reject this edit"
+  )
+  for lhs, action in pairs({ A = "accept", R = "reject" }) do
+    map(lhs, function()
+      local id, entries = conversation_under_cursor()
+      if id then
+        decide(action, id, entries)
+      end
+    end, action .. " the whole conversation")
+  end
+  map("<C-l>", M.refresh, "refresh")
   map("q", "<cmd>close<cr>", "close")
 end
 
@@ -179,7 +394,7 @@ function M.open()
   else
     vim.cmd("botright new")
     local buf = api.nvim_get_current_buf()
-    state.buf = buf
+    state.buf, state.list, state.err, state.expanded = buf, nil, nil, {}
     vim.bo[buf].buftype = "nofile"
     vim.bo[buf].bufhidden = "wipe"
     vim.bo[buf].swapfile = false
@@ -194,6 +409,7 @@ function M.open()
       end,
     })
   end
+  render()
   M.refresh()
   return state.buf
 end

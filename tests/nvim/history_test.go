@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
 )
 
 // requireHistoryCLI skips history tests while the binary has no `status` command.
@@ -29,12 +30,26 @@ func (s *session) recordEdit(conv, path, before, after string) string {
 	if err := os.WriteFile(path, []byte(after), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
+	s.initStore()
 	rec := history.NewEditorRecorder([]string{s.ws})
 	if err := rec.RecordAccepted(conv, path, []byte(before), true, []byte(after)); err != nil {
 		s.t.Fatalf("record an edit: %v", err)
 	}
 	entries := s.historyEntries()
 	return entries[len(entries)-1].EditID
+}
+
+// initStore makes the workspace's store, so that what is recorded goes there
+// whatever stray store a folder above (/tmp/.mcp) may hold.
+func (s *session) initStore() {
+	s.t.Helper()
+	root, err := workspace.OpenRoot(s.ws)
+	if err == nil {
+		_, err = history.Open(root)
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
 }
 
 type historyEntry struct {
@@ -202,6 +217,7 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := connected(t, nv, nil)
+		s.initStore()
 		path := s.writeFile("hello.txt", "hello\n")
 		c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs") // a new turn
 		tab := tabName("hello.txt", 1)

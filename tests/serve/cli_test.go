@@ -366,3 +366,110 @@ func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
 		t.Fatalf("status still warns: %q", errOut)
 	}
 }
+
+// A refused reject names every later edit in the way and the exact command that
+// rejects them together; that command works.
+func TestConflictOffersWithLater(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "a\nb\nc\nd\ne\n")
+	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "b\n", "new_string": "B1\n"}))
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "B1\n", "new_string": "B2\n", "mcp_conversation_id": conv})
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "B2\n", "new_string": "B3\n", "mcp_conversation_id": conv})
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "c\n", "new_string": "C\n", "mcp_conversation_id": conv}) // a neighbour
+	var ids []string
+	for _, e := range s.entries() {
+		ids = append(ids, e["edit_id"].(string))
+	}
+	_, errOut, code := cliSplit(t, s.dir, "reject", ids[0][:8])
+	want := "mcpdiff reject " + ids[0][:8] + " --with-later"
+	if code != 1 || !strings.Contains(errOut, ids[1][:8]) || !strings.Contains(errOut, ids[2][:8]) || strings.Contains(errOut, ids[3][:8]) || !strings.Contains(errOut, want) {
+		t.Fatalf("exit %d, stderr %q: want both later edits and %q", code, errOut, want)
+	}
+	out, _, _ := cliSplit(t, s.dir, "reject", ids[0][:8], "--json")
+	var res struct {
+		Kind    string   `json:"kind"`
+		Later   []string `json:"later"`
+		Command string   `json:"command"`
+	}
+	if json.Unmarshal([]byte(out), &res) != nil || res.Kind != "conflict" || len(res.Later) != 2 || res.Command != want {
+		t.Fatalf("--json: %s", out)
+	}
+	s.expect("a.txt", "a\nB3\nC\nd\ne\n")
+	out, errOut, code = cliSplit(t, s.dir, strings.Fields(want)[1:]...)
+	if code != 0 || !strings.Contains(out, "with the later 2 edits in the way") {
+		t.Fatalf("%s: %d %s %s", want, code, out, errOut)
+	}
+	s.expect("a.txt", "a\nb\nC\nd\ne\n")
+	if _, errOut, code := cliSplit(t, s.dir, "accept", "--with-later", ids[0]); code != 2 || !strings.Contains(errOut, "unknown flag") {
+		t.Fatalf("accept --with-later: %d %s", code, errOut)
+	}
+}
+
+// Rejecting by lines takes part of an edit out; status and show say so, and
+// accepting the edit puts it back.
+func TestRejectLinesOfAnEdit(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
+	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
+	id := s.entries()[0]["edit_id"].(string)
+	out, errOut, code := cliSplit(t, s.dir, "reject", "--file", "a.txt", "--lines", "5-6")
+	if code != 0 || !strings.Contains(out, "rejected 1 change block of edit "+id) {
+		t.Fatalf("reject --lines: %d %s %s", code, out, errOut)
+	}
+	s.expect("a.txt", "1\nTWO\n3\n4\n5\n6\n7\n")
+	status, _, _ := cliSplit(t, s.dir, "status")
+	if !strings.Contains(status, "partly rejected") {
+		t.Fatalf("status:\n%s", status)
+	}
+	show, _, _ := cliSplit(t, s.dir, "show", id)
+	if !strings.Contains(show, "partly rejected") || !strings.Contains(show, "1 pending, 2 rejected") {
+		t.Fatalf("show:\n%s", show)
+	}
+	// No pending change there any more: said, nothing done.
+	_, errOut, code = cliSplit(t, s.dir, "reject", "--file", "a.txt", "--lines", "6")
+	if code != 1 || !strings.Contains(errOut, "no pending change on line(s) 6") {
+		t.Fatalf("reject an empty range: %d %q", code, errOut)
+	}
+	if _, errOut, code := cliSplit(t, s.dir, "accept", id); code != 0 {
+		t.Fatalf("accept: %s", errOut)
+	}
+	s.expect("a.txt", "1\nTWO\n3\n4\n5\nSIX\n7\n")
+	if status, _, _ := cliSplit(t, s.dir, "status"); strings.Contains(status, "partly") || !strings.Contains(status, "accepted") {
+		t.Fatalf("status after accept:\n%s", status)
+	}
+	for _, bad := range [][]string{{"reject", "--lines", "1-2", id}, {"reject", "--file", "a.txt", "--lines", "3-1"}, {"reject", "--file", "a.txt", "--lines", "x"}} {
+		if _, errOut, code := cliSplit(t, s.dir, bad...); code != 2 || !strings.Contains(errOut, "usage") {
+			t.Fatalf("%v: %d %s", bad, code, errOut)
+		}
+	}
+}
+
+// ID:N names one change block of an edit; status --review gives the rows of
+// Neovim's review list.
+func TestChangeBlockOperandsAndReviewRows(t *testing.T) {
+	s := start(t)
+	s.write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
+	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
+	id := s.entries()[0]["edit_id"].(string)
+	if out, errOut, code := cliSplit(t, s.dir, "reject", id[:8]+":2"); code != 0 {
+		t.Fatalf("reject ID:2: %d %s %s", code, out, errOut)
+	}
+	s.expect("a.txt", "1\nTWO\n3\n4\n5\n6\n7\n")
+	for _, bad := range []string{id + ":0", id + ":x", ":1"} {
+		if _, errOut, code := cliSplit(t, s.dir, "reject", bad); code != 2 || !strings.Contains(errOut, "ID:N") {
+			t.Fatalf("reject %s: %d %s", bad, code, errOut)
+		}
+	}
+	if _, errOut, code := cliSplit(t, s.dir, "reject", id+":3"); code != 1 || !strings.Contains(errOut, "has no change block 3") {
+		t.Fatalf("reject ID:3: %d %s", code, errOut)
+	}
+	out, _, code := cliSplit(t, s.dir, "status", "--review")
+	var rows struct {
+		Lines  []string `json:"lines"`
+		Edit   []string `json:"edit"`
+		Status []string `json:"status"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows.Lines) != 2 || rows.Edit[1] != id || rows.Status[1] != "partly rejected" || !strings.Contains(rows.Lines[1], "+2 −2") {
+		t.Fatalf("status --review: %d %s", code, out)
+	}
+}

@@ -1,0 +1,62 @@
+package reviewlist
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+func TestRowsPerConversationThenEdit(t *testing.T) {
+	root, err := workspace.OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := history.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(conv, rel, before, after string) string {
+		t.Helper()
+		abs := filepath.Join(root.Path(), rel)
+		os.MkdirAll(filepath.Dir(abs), 0o755)
+		entries, err := store.Record(context.Background(), history.Commit{
+			Conversation: conv, Tool: "edit_file", Source: history.SourceMCP,
+			Changes: []history.Change{{Op: history.Edit, Path: abs, Before: []byte(before), BeforeExists: true, After: []byte(after)}},
+			Apply:   func() error { return os.WriteFile(abs, []byte(after), 0o644) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries[0].EditID
+	}
+	os.WriteFile(filepath.Join(root.Path(), "a.txt"), []byte("1\n2\n3\n4\n5\n"), 0o644)
+	id1 := record("conv_1_a", "a.txt", "1\n2\n3\n4\n5\n", "one\n2\n3\n4\nfive\n")
+	os.MkdirAll(filepath.Join(root.Path(), "sub"), 0o755)
+	os.WriteFile(filepath.Join(root.Path(), "sub", "b.txt"), []byte("x\n"), 0o644)
+	id2 := record("conv_2_b", "sub/b.txt", "x\n", "x\ny\nz\n")
+	if _, err := store.Decide(context.Background(), history.Selection{Hunks: []history.HunkRef{{EditID: id1, Block: 1}}}, history.Rejected, false); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Build(store, filepath.Join(root.Path(), "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Lines) != 4 || l.Edit[0] != "" || l.Conv[0] != "conv_1_a" || l.Edit[1] != id1 || l.Edit[3] != id2 || l.Conv[3] != "conv_2_b" {
+		t.Fatalf("rows:\n%s\n%+v", strings.Join(l.Lines, "\n"), l)
+	}
+	for i, want := range []string{"Conversation conv_1_a (1)  1 partly rejected", id1[:8], "Conversation conv_2_b (1)  1 pending", id2[:8]} {
+		if !strings.Contains(l.Lines[i], want) {
+			t.Fatalf("line %d %q lacks %q", i+1, l.Lines[i], want)
+		}
+	}
+	// Paths are relative to the folder asked from when under it.
+	if !strings.Contains(l.Lines[3], "+2 −0 ") || !strings.HasSuffix(l.Lines[3], "  b.txt") || !strings.HasSuffix(l.Lines[1], "  "+root.Path()+"/a.txt") ||
+		l.Status[1] != "partly rejected" || l.File[3] != filepath.Join(root.Path(), "sub", "b.txt") {
+		t.Fatalf("rows:\n%s", strings.Join(l.Lines, "\n"))
+	}
+}

@@ -1,0 +1,484 @@
+-- Pending hunks of history edits in file buffers: signs, hunks(), navigation, the
+-- preview of the hunk under the cursor and the quickfix list. The Go bridge works
+-- them out (it replays the history) and pushes them whenever a store changes, since
+-- it watches the stores; this module tells it which files are open and draws what
+-- it sends. Hunks come in the lines of the file on disk; a buffer with unsaved
+-- changes has them moved through those changes (vim.diff) when asked for.
+local M = {}
+
+local api = vim.api
+
+local SIGN_GROUP = "mcpdiff_hunks"
+-- Below gitsigns' default (6) would hide ours where both mark a line; agent edits
+-- that are still pending matter more while reviewing.
+local SIGN_PRIORITY = 8
+
+local uv = vim.uv or vim.loop
+
+local state = {
+  by_name = {}, -- buffer name -> hunks as the bridge sent them (lines on disk)
+  stamps = {}, -- buffer name -> the file's stat when the buffer read or wrote it
+  fresh = {}, -- buffer names just read or written, for the next report
+  report_scheduled = false,
+  defined = false,
+}
+
+local function notify(msg, level)
+  vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
+end
+
+-- define creates the highlight groups (linked with default, so a colour scheme can
+-- set them) and the signs, once.
+function M.define()
+  if state.defined then
+    return
+  end
+  state.defined = true
+  local new = vim.fn.hlexists("Added") == 1 -- Neovim 0.10's diff colours
+  local links = {
+    McpDiffSignAdd = new and "Added" or "DiffAdd",
+    McpDiffSignChange = new and "Changed" or "DiffChange",
+    McpDiffSignDelete = new and "Removed" or "DiffDelete",
+  }
+  for group, link in pairs(links) do
+    api.nvim_set_hl(0, group, { link = link, default = true })
+  end
+  vim.fn.sign_define("McpDiffAdd", { text = "+", texthl = "McpDiffSignAdd" })
+  vim.fn.sign_define("McpDiffChange", { text = "~", texthl = "McpDiffSignChange" })
+  vim.fn.sign_define("McpDiffDelete", { text = "_", texthl = "McpDiffSignDelete" })
+end
+
+-- file_name is the name of buf when it is a loaded file buffer, else nil.
+local function file_name(buf)
+  if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= "" then
+    return nil
+  end
+  local name = api.nvim_buf_get_name(buf)
+  if name == "" then
+    return nil
+  end
+  return name
+end
+
+local define = M.define
+
+local function buffers_by_name()
+  local out = {}
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    local name = file_name(buf)
+    if name then
+      out[name] = buf
+    end
+  end
+  return out
+end
+
+-- stamp is what a stat shows of a file: a write by anyone changes it.
+local function stamp(name)
+  local st = uv.fs_stat(name)
+  if not st then
+    return "none"
+  end
+  return table.concat({ st.ino, st.size, st.mtime.sec, st.mtime.nsec or 0 }, ":")
+end
+
+-- report tells the bridge which files are open (once per turn of the event loop).
+-- fresh_buf, when given, was just read or written: it holds what is on disk.
+function M.report(fresh_buf)
+  local name = fresh_buf and file_name(fresh_buf)
+  if name then
+    state.fresh[name] = true
+    state.stamps[name] = stamp(name)
+  end
+  if state.report_scheduled then
+    return
+  end
+  state.report_scheduled = true
+  vim.schedule(function()
+    state.report_scheduled = false
+    local names, fresh = {}, {}
+    for n in pairs(buffers_by_name()) do
+      table.insert(names, n)
+      if state.fresh[n] then
+        table.insert(fresh, n)
+      end
+    end
+    for n in pairs(state.by_name) do
+      if not vim.tbl_contains(names, n) then
+        state.by_name[n], state.stamps[n] = nil, nil
+      end
+    end
+    state.fresh = {}
+    require("mcpdiff.bridge").notify_go("mcpdiff_buffers", vim.fn.getcwd(), names, fresh)
+  end)
+end
+
+-- attach starts following the open files; called once the bridge runs.
+function M.attach()
+  define()
+  local group = api.nvim_create_augroup("mcpdiff_hunks", { clear = true })
+  api.nvim_create_autocmd({ "BufReadPost", "BufWritePost", "BufFilePost", "BufNewFile" }, {
+    group = group,
+    callback = function(args)
+      M.report(args.buf)
+    end,
+  })
+  api.nvim_create_autocmd({ "BufUnload", "BufWipeout", "DirChanged" }, {
+    group = group,
+    callback = function()
+      M.report()
+    end,
+  })
+  for _, buf in pairs(buffers_by_name()) do
+    M.report(buf)
+  end
+end
+
+-- Hunk positions through a line diff (vim.diff's indices), 0-based boundaries.
+local function mapper(indices)
+  local edits = {}
+  for _, d in ipairs(indices) do
+    local sa, ca, sb, cb = d[1], d[2], d[3], d[4]
+    local old_start = (ca == 0) and sa or sa - 1
+    local new_start = (cb == 0) and sb or sb - 1
+    table.insert(edits, { old_start, old_start + ca, new_start, new_start + cb })
+  end
+  -- map moves a boundary; an insertion right at a hunk's edge stays outside it.
+  return function(pos, is_end)
+    local delta = 0
+    for _, e in ipairs(edits) do
+      if e[1] == e[2] and e[1] == pos then
+        return is_end and e[3] or e[4]
+      elseif e[2] <= pos then
+        delta = e[4] - e[2]
+      elseif e[1] < pos then
+        return is_end and e[4] or e[3]
+      else
+        break
+      end
+    end
+    return pos + delta
+  end
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local text = f:read("*a")
+  f:close()
+  return text
+end
+
+-- through_unsaved moves hunks (lines on disk) to the lines of buf, which has unsaved
+-- changes. Hunks whose lines are all gone from the buffer are left out.
+local function through_unsaved(buf, name, hunks)
+  local disk = read_file(name)
+  if not disk then
+    return hunks
+  end
+  if vim.bo[buf].fileformat == "dos" then
+    disk = disk:gsub("\r\n", "\n")
+  end
+  local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
+  if disk == text then
+    return hunks
+  end
+  local map = mapper(vim.diff(disk, text, { result_type = "indices" }))
+  local out = {}
+  for _, h in ipairs(hunks) do
+    local c = vim.deepcopy(h)
+    if h.kind == "delete" then
+      local at = map(h.after_line or h.start_line, false)
+      c.after_line, c.start_line, c.end_line = at, math.max(at, 1), math.max(at, 1)
+      table.insert(out, c)
+    else
+      local a, b = map(h.start_line - 1, false), map(h.end_line, true)
+      if b > a then
+        c.start_line, c.end_line = a + 1, b
+        table.insert(out, c)
+      end
+    end
+  end
+  table.sort(out, function(x, y)
+    return x.start_line < y.start_line or (x.start_line == y.start_line and x.end_line < y.end_line)
+  end)
+  return out
+end
+
+-- raw returns the hunks of a file as on disk, asking the bridge when it sent none yet.
+local function raw(name)
+  local hunks = state.by_name[name]
+  if hunks == nil then
+    hunks = require("mcpdiff.bridge").request("mcpdiff_hunks", name)
+    -- While Neovim waited for the answer, the bridge may have pushed newer hunks
+    -- (Neovim runs the bridge's requests meanwhile): those win.
+    if state.by_name[name] ~= nil then
+      return state.by_name[name]
+    end
+    if type(hunks) ~= "table" then
+      return {}
+    end
+    state.by_name[name] = hunks
+  end
+  return hunks
+end
+
+-- hunks returns the pending hunks of buf (0 or nil: the current buffer) in its lines
+-- as they are now: tables with edit_id, conversation_id, tool, time, block (the
+-- change block of the edit, from 1), start_line, end_line, kind ("add", "change",
+-- "delete") and old_lines (what the block replaced). A deletion's lines are gone: it
+-- sits on the line above them (after_line; 0 when they were at the top, shown on 1).
+function M.hunks(buf)
+  return vim.deepcopy(M.current(buf))
+end
+
+-- current is hunks() without the copy: the caller must not change what it gets.
+function M.current(buf)
+  if buf == nil or buf == 0 then
+    buf = api.nvim_get_current_buf()
+  end
+  local name = file_name(buf)
+  if not name then
+    return {}
+  end
+  local hunks = raw(name)
+  if vim.bo[buf].modified then
+    return through_unsaved(buf, name, hunks)
+  end
+  return hunks
+end
+
+-- render places the signs of buf.
+function M.render(buf)
+  define()
+  vim.fn.sign_unplace(SIGN_GROUP, { buffer = buf })
+  if not require("mcpdiff.config").values.signs then
+    return
+  end
+  local list = {}
+  local last = api.nvim_buf_line_count(buf)
+  for _, h in ipairs(M.current(buf)) do
+    local name = h.kind == "add" and "McpDiffAdd" or h.kind == "delete" and "McpDiffDelete" or "McpDiffChange"
+    for lnum = h.start_line, math.min(h.end_line, last) do
+      table.insert(list, { buffer = buf, group = SIGN_GROUP, name = name, lnum = lnum, priority = SIGN_PRIORITY })
+    end
+  end
+  if #list > 0 then
+    vim.fn.sign_placelist(list)
+  end
+end
+
+-- _update is called by the bridge: new hunks of open files, the open files of
+-- stores that changed (reloaded when the file is no longer what their buffer read),
+-- and the workspaces whose store changed. It must make no request to the bridge.
+function M._update(p)
+  local reload = {}
+  for _, name in ipairs(type(p.reload) == "table" and p.reload or {}) do
+    if state.stamps[name] ~= stamp(name) then
+      table.insert(reload, name)
+    end
+  end
+  if #reload > 0 then
+    require("mcpdiff.buffers").reload(reload) -- first: a reload redraws the buffer
+  end
+  local bufs = buffers_by_name()
+  for _, f in ipairs(type(p.files) == "table" and p.files or {}) do
+    state.by_name[f.name] = type(f.hunks) == "table" and f.hunks or {}
+    if bufs[f.name] then
+      M.render(bufs[f.name])
+    end
+  end
+  if type(p.workspaces) == "table" and #p.workspaces > 0 then
+    local review = package.loaded["mcpdiff.review"]
+    if review then
+      -- Not now: this runs inside the bridge's request, and a request of ours to it
+      -- from here could be answered out of order (Neovim then drops the channel).
+      vim.schedule(function()
+        review.store_changed(p.workspaces)
+      end)
+    end
+  end
+end
+
+-- refresh asks the bridge again for the hunks of buf and redraws its signs.
+function M.refresh(buf)
+  local name = file_name(buf)
+  if name then
+    state.by_name[name] = nil
+    M.render(buf)
+  end
+end
+
+-- at_cursor returns the hunk under the cursor of the current window, or nil.
+function M.at_cursor()
+  local line = api.nvim_win_get_cursor(0)[1]
+  for _, h in ipairs(M.current(0)) do
+    if h.start_line <= line and line <= h.end_line then
+      return vim.deepcopy(h)
+    end
+  end
+  return nil
+end
+
+-- jump moves the cursor to the next (dir 1) or previous (dir -1) pending hunk,
+-- wrapping around the end of the buffer when 'wrapscan' is set.
+function M.jump(dir)
+  local hunks = M.current(0)
+  if #hunks == 0 then
+    notify("no pending edits in this buffer", vim.log.levels.WARN)
+    return false
+  end
+  local line = api.nvim_win_get_cursor(0)[1]
+  local target
+  if dir > 0 then
+    for _, h in ipairs(hunks) do
+      if h.start_line > line then
+        target = h
+        break
+      end
+    end
+  else
+    for i = #hunks, 1, -1 do
+      if hunks[i].start_line < line then
+        target = hunks[i]
+        break
+      end
+    end
+  end
+  if not target then
+    if not vim.o.wrapscan then
+      notify(dir > 0 and "no pending hunk below" or "no pending hunk above", vim.log.levels.WARN)
+      return false
+    end
+    target = dir > 0 and hunks[1] or hunks[#hunks]
+  end
+  vim.cmd("normal! m'")
+  api.nvim_win_set_cursor(0, { target.start_line, 0 })
+  return true
+end
+
+local function short(id)
+  id = tostring(id or "")
+  if #id > 8 and select(2, id:gsub("-", "")) == 4 then
+    return id:sub(1, 8)
+  end
+  return id
+end
+
+local function when(ts)
+  local d, t = tostring(ts or ""):match("^(%d+%-%d+%-%d+)T(%d+:%d+:%d+)")
+  return d and (d .. " " .. t) or tostring(ts or "")
+end
+
+-- preview_lines is what the preview of hunk h shows.
+function M.preview_lines(h)
+  local where = h.start_line == h.end_line and ("line " .. h.start_line) or ("lines " .. h.start_line .. "-" .. h.end_line)
+  local lines = {
+    ("edit %s (%s), conversation %s"):format(short(h.edit_id), tostring(h.tool or ""), tostring(h.conversation_id)),
+    ("%s, %s, pending, change %d of the edit"):format(when(h.time), where, h.block or 0),
+  }
+  if h.kind == "add" then
+    table.insert(lines, "added these lines; nothing was there before")
+  elseif h.kind == "delete" then
+    table.insert(lines, "removed these lines below line " .. h.start_line .. ":")
+  else
+    table.insert(lines, "replaced these lines:")
+  end
+  for _, l in ipairs(h.old_lines or {}) do
+    table.insert(lines, "-" .. l)
+  end
+  return lines
+end
+
+-- preview shows the hunk under the cursor in a floating window that closes when the
+-- cursor moves. Returns the window, or nil when there is no hunk there.
+function M.preview()
+  local h = M.at_cursor()
+  if not h then
+    notify("no pending edit on this line", vim.log.levels.WARN)
+    return nil
+  end
+  local lines = M.preview_lines(h)
+  local width = 10
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].filetype = "diff"
+  vim.bo[buf].modifiable = false
+  local win = api.nvim_open_win(buf, false, {
+    relative = "cursor",
+    row = 1,
+    col = 0,
+    width = math.min(width, math.max(vim.o.columns - 4, 10)),
+    height = math.min(#lines, math.max(vim.o.lines - 4, 1)),
+    style = "minimal",
+    border = "single",
+  })
+  vim.b[buf].mcpdiff_preview = h.edit_id
+  local group = api.nvim_create_augroup("mcpdiff_preview", { clear = true })
+  api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufLeave", "InsertEnter" }, {
+    group = group,
+    buffer = api.nvim_get_current_buf(),
+    once = true,
+    callback = function()
+      if api.nvim_win_is_valid(win) then
+        api.nvim_win_close(win, true)
+      end
+    end,
+  })
+  return win
+end
+
+-- quickfix fills the quickfix list with one entry per pending hunk of the edit
+-- history of the working directory, and opens it.
+function M.quickfix()
+  local files = require("mcpdiff.bridge").request("mcpdiff_pending", vim.fn.getcwd())
+  if type(files) ~= "table" then
+    notify("the pending hunks come from the bridge, which is not running: :McpDiffStart", vim.log.levels.ERROR)
+    return nil
+  end
+  local bufs = buffers_by_name()
+  local items = {}
+  for _, f in ipairs(files) do
+    local hunks, buf = f.hunks, bufs[f.path]
+    if buf and vim.bo[buf].modified then -- its lines as they are in the buffer
+      hunks = through_unsaved(buf, f.path, f.hunks)
+    end
+    for _, h in ipairs(hunks) do
+      table.insert(items, {
+        filename = f.path,
+        lnum = h.start_line,
+        end_lnum = h.end_line,
+        col = 1,
+        text = ("%s: edit %s (%s, %s)"):format(h.kind, short(h.edit_id), tostring(h.tool or ""), tostring(h.conversation_id)),
+      })
+    end
+  end
+  table.sort(items, function(a, b)
+    return a.filename < b.filename or (a.filename == b.filename and a.lnum < b.lnum)
+  end)
+  vim.fn.setqflist({}, " ", { title = "mcpdiff: pending edits", items = items })
+  if #items == 0 then
+    notify("no pending edits under " .. vim.fn.fnamemodify(vim.fn.getcwd(), ":~"))
+  else
+    vim.cmd("botright copen")
+  end
+  return #items
+end
+
+-- touched returns the hunks of buf touching lines l1..l2 (of the buffer as it is).
+function M.touched(buf, l1, l2)
+  local out = {}
+  for _, h in ipairs(M.current(buf)) do
+    if h.start_line <= l2 and h.end_line >= l1 then
+      table.insert(out, h)
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,420 @@
+package nvim
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
+	"github.com/mcpdiff/mcpdiff/internal/storewatch"
+	"github.com/mcpdiff/mcpdiff/workspace"
+)
+
+// reviewer keeps Neovim's view of the edit history current: the pending hunks of
+// the files it has open (signs, hunks(), navigation) and the buffers of files that
+// a recorded change rewrote. It watches the stores of those files (and of
+// Neovim's cwd, for the review list) from Go, so Neovim runs no timer: whoever
+// changes a store (the MCP server, the CLI, a Claude Code hook, another Neovim),
+// Neovim hears of it within a fraction of a second.
+type reviewer struct {
+	v     *nvimrpc.Nvim
+	logf  func(format string, args ...any)
+	watch *storewatch.Watcher
+
+	mu       sync.Mutex
+	cwd      string
+	files    map[string]*openFile        // by the buffer's name
+	stores   map[string]*history.Store   // by workspace folder
+	dirty    map[string]bool             // buffer names whose hunks Neovim needs
+	changed  map[string]bool             // workspaces whose store changed
+	lists    map[string]*reviewlist.List // review lists by cwd, while their store is unchanged
+	watchKey string                      // what the watcher was last told to watch
+	watching map[string]bool             // the store folders it watches
+	kick     chan struct{}
+	life     context.Context
+	end      context.CancelFunc
+	done     chan struct{}
+}
+
+// openFile is a file Neovim has loaded in a buffer.
+type openFile struct {
+	real      string // the path with symlinks resolved, as the history records it
+	workspace string // the folder whose store records it; "" when none does
+}
+
+// debounce is how long the reviewer waits for a burst of store changes to end.
+const debounce = 30 * time.Millisecond
+
+func newReviewer(v *nvimrpc.Nvim, logf func(format string, args ...any)) *reviewer {
+	life, end := context.WithCancel(context.Background())
+	r := &reviewer{v: v, logf: logf, files: map[string]*openFile{}, stores: map[string]*history.Store{},
+		dirty: map[string]bool{}, changed: map[string]bool{}, lists: map[string]*reviewlist.List{},
+		kick: make(chan struct{}, 1), life: life, end: end, done: make(chan struct{})}
+	w, err := storewatch.New(debounce, r.storesChanged, logf)
+	if err != nil {
+		logf("watch the edit history: %v (signs and the review list will not follow changes)", err)
+	}
+	r.watch = w
+	go r.run()
+	return r
+}
+
+// close stops the watcher and the worker.
+func (r *reviewer) close() {
+	if r.watch != nil {
+		r.watch.Close()
+	}
+	r.end()
+	<-r.done
+}
+
+// setBuffers is the mcpdiff_buffers notification: Neovim's cwd, the names of its
+// loaded file buffers, and those just read or written (their hunks are news).
+func (r *reviewer) setBuffers(cwd string, names, fresh []string) {
+	r.mu.Lock()
+	r.cwd = cwd
+	keep := map[string]bool{}
+	for _, n := range names {
+		keep[n] = true
+		if _, ok := r.files[n]; !ok {
+			r.files[n] = &openFile{real: realPath(n)}
+			r.dirty[n] = true
+		}
+	}
+	for n := range r.files {
+		if !keep[n] {
+			delete(r.files, n)
+		}
+	}
+	for _, n := range fresh {
+		if _, ok := r.files[n]; ok {
+			r.dirty[n] = true
+		}
+	}
+	r.mu.Unlock()
+	r.poke()
+}
+
+// storesChanged is the watcher's callback.
+func (r *reviewer) storesChanged(stores []string) {
+	r.mu.Lock()
+	for _, s := range stores {
+		r.changed[workspaceOf(s)] = true
+	}
+	r.lists = map[string]*reviewlist.List{}
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *reviewer) poke() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (r *reviewer) run() {
+	defer close(r.done)
+	for {
+		select {
+		case <-r.life.Done():
+			return
+		case <-r.kick:
+		}
+		r.update()
+	}
+}
+
+// update sends Neovim the hunks of the files that need them after a store changed
+// or buffers were opened, and the files of changed stores: Lua reloads those whose
+// file is not the one their buffer read (it keeps the stamp of what it read).
+func (r *reviewer) update() {
+	r.mu.Lock()
+	changed, dirty := r.changed, r.dirty
+	r.changed, r.dirty = map[string]bool{}, map[string]bool{}
+	files := map[string]*openFile{}
+	for n, f := range r.files {
+		files[n] = f
+	}
+	cwd := r.cwd
+	r.mu.Unlock()
+
+	for n, f := range files {
+		// Looked up each time (a few stats): a store may have appeared nearer the file.
+		ws := r.findWorkspace(filepath.Dir(f.real))
+		if ws != f.workspace { // a store appeared (or went): all of it is news
+			f.workspace = ws
+			dirty[n] = true
+			if ws != "" {
+				changed[ws] = true
+			}
+		}
+	}
+	for ws := range changed {
+		if s := r.storeOf(ws); s != nil {
+			ctx, cancel := context.WithTimeout(r.life, 2*time.Second)
+			_ = s.Quiet(ctx) // a change logged is then written too
+			cancel()
+		}
+	}
+	type fileUpdate struct {
+		Name  string           `msgpack:"name"`
+		Hunks []map[string]any `msgpack:"hunks"`
+	}
+	// The files whose hunks Neovim needs, by store: each store is read once.
+	wanted := map[string][]string{} // workspace → real paths
+	for n, f := range files {
+		if (dirty[n] || changed[f.workspace]) && f.workspace != "" {
+			wanted[f.workspace] = append(wanted[f.workspace], f.real)
+		}
+	}
+	found := map[string][]history.Hunk{}
+	for ws, paths := range wanted {
+		if s := r.storeOf(ws); s != nil {
+			hs, err := s.HunksOf(paths)
+			if err != nil {
+				r.logf("pending hunks in %s: %v", ws, err)
+			}
+			for p, h := range hs {
+				found[p] = h
+			}
+		}
+	}
+	updates := []fileUpdate{}
+	reload := []string{}
+	for n, f := range files {
+		if !dirty[n] && !changed[f.workspace] {
+			continue
+		}
+		updates = append(updates, fileUpdate{Name: n, Hunks: luaHunks(found[f.real])})
+		if changed[f.workspace] {
+			reload = append(reload, n)
+		}
+	}
+	workspaces := []string{}
+	for ws := range changed {
+		workspaces = append(workspaces, ws)
+	}
+	if added := r.rewatch(files, cwd); len(added) > 0 {
+		r.storesChanged(added) // look once more, now that they are watched
+	}
+	if len(updates) == 0 && len(workspaces) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.life, 10*time.Second)
+	defer cancel()
+	payload := map[string]any{"files": updates, "reload": reload, "workspaces": workspaces}
+	if err := execLua(ctx, r.v, "show pending hunks", `require("mcpdiff.hunks")._update(...)`, nil, payload); err != nil {
+		r.logf("%v", err)
+	}
+}
+
+// rewatch watches the stores of the open files and of the cwd, and the cwd for a
+// store that does not exist yet. It returns the stores it watches from now on: a
+// change made before their watch began is not reported by the watcher.
+func (r *reviewer) rewatch(files map[string]*openFile, cwd string) []string {
+	if r.watch == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, f := range files {
+		if f.workspace != "" {
+			set[filepath.Join(f.workspace, storewatch.StoreDir)] = true
+		}
+	}
+	var roots []string
+	if cwd != "" {
+		if ws := r.findWorkspace(cwd); ws != "" {
+			set[filepath.Join(ws, storewatch.StoreDir)] = true
+		}
+		roots = append(roots, cwd)
+	}
+	stores := make([]string, 0, len(set))
+	var added []string
+	r.mu.Lock()
+	for s := range set {
+		stores = append(stores, s)
+		if !r.watching[s] {
+			added = append(added, s)
+		}
+	}
+	sort.Strings(stores)
+	key := strings.Join(roots, "\x00") + "\x00\x00" + strings.Join(stores, "\x00")
+	same := key == r.watchKey
+	r.watchKey, r.watching = key, set
+	r.mu.Unlock()
+	if !same {
+		r.watch.Watch(stores, roots)
+	}
+	return added
+}
+
+// findWorkspace is the folder whose store records the files of dir (the nearest
+// store above it), or "".
+func (r *reviewer) findWorkspace(dir string) string {
+	ws, err := history.Find(dir)
+	if err != nil {
+		return ""
+	}
+	return ws
+}
+
+// storeOf opens (once) the store of a workspace folder.
+func (r *reviewer) storeOf(ws string) *history.Store {
+	if ws == "" {
+		return nil
+	}
+	r.mu.Lock()
+	s := r.stores[ws]
+	r.mu.Unlock()
+	if s != nil {
+		return s
+	}
+	root, err := workspace.OpenRoot(ws)
+	if err == nil {
+		s, err = history.OpenExisting(root)
+	}
+	if err != nil {
+		if !errors.Is(err, history.ErrNoStore) {
+			r.logf("open the edit history of %s: %v", ws, err)
+		}
+		return nil
+	}
+	r.mu.Lock()
+	r.stores[ws] = s
+	r.mu.Unlock()
+	return s
+}
+
+// hunks answers the mcpdiff_hunks request: the pending hunks of one file. It reads
+// the store and never calls back into Neovim.
+func (r *reviewer) hunks(name string) ([]map[string]any, error) {
+	real := realPath(name)
+	s := r.storeOf(r.findWorkspace(filepath.Dir(real)))
+	if s == nil {
+		return []map[string]any{}, nil
+	}
+	hs, err := s.Hunks(real)
+	if err != nil {
+		return nil, err
+	}
+	return luaHunks(hs), nil
+}
+
+// pending answers the mcpdiff_pending request: every pending hunk of the store that
+// records files under dir (the quickfix list), by file.
+func (r *reviewer) pending(dir string) ([]map[string]any, error) {
+	s := r.storeOf(r.findWorkspace(dir))
+	out := []map[string]any{}
+	if s == nil {
+		return out, nil
+	}
+	all, err := s.PendingHunks()
+	if err != nil {
+		return nil, err
+	}
+	for path, hs := range all {
+		out = append(out, map[string]any{"path": path, "hunks": luaHunks(hs)})
+	}
+	return out, nil
+}
+
+// list answers the mcpdiff_review request: the rows of the review list of the
+// store that records files under dir.
+// A list is kept until the watcher reports a change of any store (it watches the
+// cwd's), so opening the list again costs nothing.
+func (r *reviewer) list(dir string) (*reviewlist.List, error) {
+	r.mu.Lock()
+	cached := r.lists[dir]
+	r.mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	s := r.storeOf(r.findWorkspace(dir))
+	if s == nil {
+		return reviewlist.Empty("no edit history in " + dir + " or any folder above it (edits are recorded by mcpdiff serve, hooks and accepted diffs)"), nil
+	}
+	l, err := reviewlist.Build(s, dir)
+	if err == nil && r.watch != nil && r.isWatched(s.Workspace()) {
+		r.mu.Lock()
+		r.lists[dir] = l
+		r.mu.Unlock()
+	}
+	return l, err
+}
+
+// isWatched reports whether the watcher follows the store of workspace ws.
+func (r *reviewer) isWatched(ws string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watching[filepath.Join(ws, storewatch.StoreDir)]
+}
+
+// touches answers the mcpdiff_touches request: the files the edits an id names
+// (in the store that records files under dir) live in, and whether deciding them
+// can rewrite a file when accepting (some are rejected, wholly or in part). Lua
+// checks them for unsaved changes before a decision.
+func (r *reviewer) touches(dir, id string) (map[string]any, error) {
+	out := map[string]any{"files": []string{}, "rewrites": false}
+	s := r.storeOf(r.findWorkspace(dir))
+	if s == nil {
+		return out, nil
+	}
+	entries, err := s.Resolve(id)
+	if err != nil {
+		return out, nil // the decision itself says what is wrong with the id
+	}
+	var files []string
+	rewrites := false
+	for _, e := range entries {
+		files = append(files, e.FilePath)
+		if e.SourcePath != nil {
+			files = append(files, *e.SourcePath)
+		}
+		rewrites = rewrites || e.Status == history.Rejected || e.PartlyRejected()
+	}
+	out["files"], out["rewrites"] = files, rewrites
+	return out, nil
+}
+
+// luaHunks is what hunks() returns in Lua.
+func luaHunks(hs []history.Hunk) []map[string]any {
+	out := make([]map[string]any, 0, len(hs))
+	for _, h := range hs {
+		old := make([]string, len(h.Old))
+		for i, l := range h.Old {
+			old[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+		}
+		m := map[string]any{
+			"edit_id": h.EditID, "conversation_id": h.ConversationID, "tool": h.ToolName, "time": h.Timestamp,
+			"block": h.Block + 1, "start_line": h.Start, "end_line": h.End, "kind": h.Kind, "old_lines": old,
+		}
+		if h.Kind == history.KindDelete {
+			m["after_line"] = h.Removed
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// workspaceOf is the workspace folder of a store folder.
+func workspaceOf(store string) string {
+	return filepath.Dir(filepath.Dir(store))
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
+}
