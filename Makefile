@@ -41,7 +41,7 @@ fuzz:
 
 bench: $(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
-		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/ ./udiff/
+		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/filetools/ ./internal/udiff/
 
 clean:
 	rm -rf bin

@@ -11,10 +11,10 @@ import (
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 	"github.com/mcpdiff/mcpdiff/internal/storewatch"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // reviewer keeps Neovim's view of the edit history current: the pending hunks of

@@ -13,7 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 const (

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/mcpdiff/mcpdiff/jsonscan"
+	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
 
 // openDiff messages carry whole files (megabytes), and mcp-go parses each message

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 // acceptDiff runs one CLI edit up to the answer: openDiff, the user's :w, FILE_SAVED,

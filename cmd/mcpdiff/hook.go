@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/bridge"
+	"github.com/mcpdiff/mcpdiff/bridge/filetools"
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
 )
@@ -31,7 +31,7 @@ func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.
 	r := claudehooks.Handle(ctx, stdin, claudehooks.Options{
 		Nvim:        os.Getenv("NVIM"),
 		LockDirs:    ide.LockDirs(),
-		MaxFileSize: bridge.DefaultMaxFileSize,
+		MaxFileSize: filetools.DefaultMaxFileSize,
 	})
 	if len(r.Stdout) > 0 {
 		stdout.Write(r.Stdout)

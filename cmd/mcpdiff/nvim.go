@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/nvim"
 )
 

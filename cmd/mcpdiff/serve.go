@@ -21,7 +21,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpdiff/mcpdiff/bridge"
+	"github.com/mcpdiff/mcpdiff/bridge/filetools"
 	"github.com/mcpdiff/mcpdiff/nvim"
 )
 
@@ -36,10 +36,10 @@ func runServe(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var roots rootFlags
 	fs.Var(&roots, "root", "allowed folder (repeatable); default: the client's MCP roots, else the working directory")
-	toolsets := fs.String("toolsets", "all", "comma-separated toolsets: "+strings.Join(bridge.Toolsets, ","))
+	toolsets := fs.String("toolsets", "all", "comma-separated toolsets: "+strings.Join(filetools.Toolsets, ","))
 	httpAddr := fs.String("http", "", "serve streamable HTTP on this loopback address (127.0.0.1:PORT) instead of stdio")
 	nvimAddr := fs.String("nvim", os.Getenv("NVIM"), "Neovim's RPC address (default $NVIM): files with unsaved changes there are protected")
-	maxSize := fs.Int64("max-file-size", bridge.DefaultMaxFileSize, "largest text file the tools read or edit, in bytes")
+	maxSize := fs.Int64("max-file-size", filetools.DefaultMaxFileSize, "largest text file the tools read or edit, in bytes")
 	fsync := fs.Bool("fsync", false, "fsync each written file and its folder (slower; see README)")
 	if err := fs.Parse(reorderFlags(args, fs)); err != nil {
 		return exitUsage
@@ -49,7 +49,7 @@ func runServe(args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	logger := log.New(stderr, "mcpdiff serve: ", 0)
-	cfg := bridge.Config{
+	cfg := filetools.Config{
 		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, Version: version, Logf: logger.Printf,
 	}
 	if *toolsets != "" && *toolsets != "all" {
@@ -64,7 +64,7 @@ func runServe(args []string, stderr io.Writer) int {
 			cfg.Editor = b
 		}
 	}
-	srv, err := bridge.New(cfg)
+	srv, err := filetools.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
 		return exitUsage
@@ -115,7 +115,7 @@ func reorderFlags(args []string, fs *flag.FlagSet) []string {
 // serveHTTP serves streamable HTTP on a loopback address. Every request must carry
 // "Authorization: Bearer <token>"; the token is printed on start and written, mode
 // 0600, to the file httpTokenPath names.
-func serveHTTP(srv *bridge.Server, addr string, logger *log.Logger) error {
+func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: want 127.0.0.1:PORT", addr)

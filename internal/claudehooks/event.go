@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 // Event names and tools this package acts on.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/nvim"
 )
 

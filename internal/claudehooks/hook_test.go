@@ -14,8 +14,8 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // The fixtures in testdata/session are the hook inputs the real Claude Code 2.1.330

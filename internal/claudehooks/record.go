@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/edit"
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // A write is recorded in two steps. PreToolUse keeps the file's bytes, as they are

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 func TestRowsPerConversationThenEdit(t *testing.T) {

@@ -23,8 +23,8 @@ import (
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 const waitLimit = 60 * time.Second

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 // TestConcurrentHookProcesses: Claude Code runs subagents in parallel, each tool call

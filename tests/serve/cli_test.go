@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // cliSplit runs the CLI and returns stdout, stderr and the exit code.

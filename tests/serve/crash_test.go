@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Kill -9 the server at random moments during a stream of pipelined edits. After

@@ -31,8 +31,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // faultCase is a workspace with recorded edits (restored from a copy before every

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 const (

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Repetitions timed inside one benchmark iteration (so `-benchtime 1x` is enough).

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/tests/storegen"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Reviewing the edit history in Neovim: the review list over a big store, the

@@ -1,11 +1,11 @@
-// Package bridge is the MCP side of mcpdiff: the file tools (toolsets hashline, edit
+// Package filetools is the MCP server of `mcpdiff serve`: the file tools (toolsets hashline, edit
 // and batch), served over stdio or streamable HTTP with mark3labs/mcp-go. Handlers
 // are thin: they resolve paths through the workspace policy, call the pure edit
 // engine (package edit) on the file's bytes, and hand the result to change(), which
 // records it in the edit history and writes it.
 //
 // The Claude Code IDE protocol lives in bridge/ide.
-package bridge
+package filetools
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Toolsets, in the order they are listed.

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // Check compares every file the history knows with its last recorded state and

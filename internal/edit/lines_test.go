@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // s is a pointer to a string literal, for Op.Content.

@@ -1,4 +1,4 @@
-package bridge
+package filetools
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 // A multi-file call whose third write fails for real (its folder was swapped for a

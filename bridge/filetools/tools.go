@@ -1,4 +1,4 @@
-package bridge
+package filetools
 
 import (
 	"github.com/mark3labs/mcp-go/mcp"

@@ -1,4 +1,4 @@
-package bridge
+package filetools
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpdiff/mcpdiff/edit"
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 // The batch toolset (seed 004): the same names, parameters, semantics and result

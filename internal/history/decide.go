@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // ErrUnknownID means an id matched no edit and no conversation.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // ws is a workspace with a store, and helpers that change files the way the MCP

@@ -44,7 +44,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Dir is where a workspace keeps its store.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/mcpdiff/mcpdiff/jsonscan"
+	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
 
 // decodeEntry parses one log line. `mcpdiff status` reads thousands of them, so they

@@ -1,4 +1,4 @@
-package bridge
+package filetools
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpdiff/mcpdiff/edit"
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // target is a file a tool call reads or changes, as it was when the call read it.

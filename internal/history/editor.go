@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // EditorRecorder records diffs the user accepted in the editor (Claude Code's

@@ -1,12 +1,12 @@
-package bridge
+package filetools
 
 import (
 	"context"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpdiff/mcpdiff/edit"
-	"github.com/mcpdiff/mcpdiff/history"
+	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 // The hashline toolset (seed 001): reads tag every line with a short hash of its

@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"errors"
 
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // ApplyPatch performs edit_file_diff: it applies a unified diff written by a model to

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // The replay rebuilds a file from its checkpoint under a given set of decisions.

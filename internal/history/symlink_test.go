@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // A cloned repository can carry symlinks in .mcp/. None of them may make mcpdiff

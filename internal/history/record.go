@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // Change is one file change to record.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // Hunk is one pending change block of an edit, where it is in the file now: the

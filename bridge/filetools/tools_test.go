@@ -1,4 +1,4 @@
-package bridge
+package filetools
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/edit"
+	"github.com/mcpdiff/mcpdiff/internal/edit"
 )
 
 // anchors maps each line text a result showed to its "N:hh" anchor.

@@ -1,4 +1,4 @@
-package bridge
+package filetools
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpdiff/mcpdiff/edit"
-	"github.com/mcpdiff/mcpdiff/history"
-	"github.com/mcpdiff/mcpdiff/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // The edit toolset (seeds 000 and 002): exact-string edits, whole-file writes,
