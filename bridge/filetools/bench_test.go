@@ -54,15 +54,15 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 	}
 }
 
-// benchEditor is an in-process client of a server rooted in a fresh folder holding
+// benchClient is an in-process client of a server rooted in a fresh folder holding
 // one file.
-type benchEditor struct {
+type benchClient struct {
 	c    *client.Client
 	path string
 	conv string
 }
 
-func newBenchEditor(b *testing.B, noHistory bool, content string) *benchEditor {
+func newBenchEditor(b *testing.B, noHistory bool, content string) *benchClient {
 	b.Helper()
 	dir := b.TempDir()
 	path := filepath.Join(dir, "file.go")
@@ -88,14 +88,14 @@ func newBenchEditor(b *testing.B, noHistory bool, content string) *benchEditor {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	return &benchEditor{c: c, path: path}
+	return &benchClient{c: c, path: path}
 }
 
 var benchConvLine = regexp.MustCompile(`mcp_conversation_id: (\S+)`)
 
 // edit replaces old with new through edit_file, checks the file now holds want, and
 // returns how long the call took.
-func (e *benchEditor) edit(b *testing.B, old, new, want string) time.Duration {
+func (e *benchClient) edit(b *testing.B, old, new, want string) time.Duration {
 	b.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "edit_file"

@@ -100,7 +100,7 @@ func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool strin
 			return fail(err), nil
 		}
 		if len(changes) > 0 {
-			s.reloadEditor(changes)
+			s.reloadBuffers(changes)
 		}
 		return mcp.NewToolResultText(result + note), nil
 	}
@@ -197,7 +197,7 @@ func (s *Server) commit(ctx context.Context, conv, tool string, changes []fileCh
 	if len(changes) == 0 {
 		return nil
 	}
-	if err := s.checkEditor(changes); err != nil {
+	if err := s.checkBuffers(changes); err != nil {
 		return err
 	}
 	if s.noHistory {
@@ -545,16 +545,16 @@ func (s *Server) unchanged(t *target) error {
 	return nil
 }
 
-// checkEditor refuses to change a file that has unsaved changes in Neovim.
-func (s *Server) checkEditor(changes []fileChange) error {
-	if s.cfg.Editor == nil {
+// checkBuffers refuses to change a file that has unsaved changes in Neovim.
+func (s *Server) checkBuffers(changes []fileChange) error {
+	if s.cfg.Buffers == nil {
 		return nil
 	}
 	for _, c := range changes {
 		for _, path := range c.paths() {
-			dirty, err := s.cfg.Editor.Modified(path)
+			dirty, err := s.cfg.Buffers.Modified(path)
 			if err != nil {
-				// Fail closed: the answer could have been yes. (An Editor whose
+				// Fail closed: the answer could have been yes. (Buffers whose
 				// Neovim exited answers false, nil.)
 				return errorf("%v", err)
 			}
@@ -566,16 +566,16 @@ func (s *Server) checkEditor(changes []fileChange) error {
 	return nil
 }
 
-// reloadEditor reloads Neovim's unmodified buffers of the changed files.
-func (s *Server) reloadEditor(changes []fileChange) {
-	if s.cfg.Editor == nil {
+// reloadBuffers reloads Neovim's unmodified buffers of the changed files.
+func (s *Server) reloadBuffers(changes []fileChange) {
+	if s.cfg.Buffers == nil {
 		return
 	}
 	var paths []string
 	for _, c := range changes {
 		paths = append(paths, c.paths()...)
 	}
-	if err := s.cfg.Editor.Reload(paths...); err != nil {
+	if err := s.cfg.Buffers.Reload(paths...); err != nil {
 		s.cfg.Logf("reload Neovim buffers: %v", err)
 	}
 }

@@ -28,10 +28,11 @@ import (
 // Toolsets, in the order they are listed.
 var Toolsets = []string{"hashline", "edit", "batch"}
 
-// Editor is the running Neovim, when there is one: files with unsaved changes in it
-// are never overwritten, and its buffers are reloaded after an agent's change. A
-// Modified error refuses the write; once Neovim has exited, Modified answers false.
-type Editor interface {
+// Buffers are the buffers of the running Neovim, when there is one: files with
+// unsaved changes in it are never overwritten, and its buffers are reloaded after an
+// agent's change. A Modified error refuses the write; once Neovim has exited,
+// Modified answers false.
+type Buffers interface {
 	Modified(path string) (bool, error)
 	Reload(paths ...string) error
 }
@@ -43,7 +44,7 @@ type Config struct {
 	MaxFileSize int64    // text files larger than this are refused (0: DefaultMaxFileSize)
 	MaxRead     int      // largest read result in bytes (0: DefaultMaxRead)
 	Sync        bool     // fsync written files and their folders
-	Editor      Editor   // nil without Neovim
+	Buffers     Buffers  // nil without Neovim
 	Version     string
 	Logf        func(format string, args ...any)
 }

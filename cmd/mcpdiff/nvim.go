@@ -40,7 +40,7 @@ func runNvim(args []string) int {
 	err := nvim.RunBridge(ctx, os.Stdin, rpcOut, nvim.BridgeOptions{
 		Version: version,
 		// Diffs accepted in Neovim go into the edit history of their workspace.
-		NewRecorder: func(folders []string) ide.Recorder { return history.NewEditorRecorder(folders) },
+		NewRecorder: func(folders []string) ide.Recorder { return history.NewDiffRecorder(folders) },
 		Logf:        logger.Printf,
 	})
 	if err != nil {

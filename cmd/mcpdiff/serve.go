@@ -61,7 +61,7 @@ func runServe(args []string, stderr io.Writer) int {
 		} else {
 			defer b.Close()
 			b.Logf = logger.Printf
-			cfg.Editor = b
+			cfg.Buffers = b
 		}
 	}
 	srv, err := filetools.New(cfg)

@@ -681,7 +681,7 @@ func TestCheckFindsFilesChangedOutside(t *testing.T) {
 func TestEditorRecorderLogsAcceptedDiffs(t *testing.T) {
 	w := newWS(t)
 	w.writeRaw("a.txt", "old\n")
-	rec := NewEditorRecorder([]string{w.dir})
+	rec := NewDiffRecorder([]string{w.dir})
 	w.writeRaw("a.txt", "new\n") // Claude Code wrote the accepted text
 	if err := rec.RecordAccepted("conv_1_ab", w.abs("a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil {
 		t.Fatal(err)
@@ -732,7 +732,7 @@ func TestEditorRecorderUsesTheNearestStoreAbove(t *testing.T) {
 	sub := w.abs("sub")
 	os.MkdirAll(sub, 0o755)
 	w.writeRaw("sub/a.txt", "new\n")
-	rec := NewEditorRecorder([]string{sub}) // the editor's cwd is the subfolder
+	rec := NewDiffRecorder([]string{sub}) // the editor's cwd is the subfolder
 	if err := rec.RecordAccepted("conv_1_ab", filepath.Join(sub, "a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (w *ws) count() int {
 func TestOnceBridgeThenHook(t *testing.T) {
 	w := newWS(t)
 	w.writeRaw("a.txt", "one\n")
-	r := NewEditorRecorder([]string{w.dir})
+	r := NewDiffRecorder([]string{w.dir})
 	w.writeRaw("a.txt", "two\n")
 	if err := r.RecordAccepted("conv_ide", w.abs("a.txt"), []byte("one\n"), true, []byte("two\n")); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestOnceHookThenBridge(t *testing.T) {
 	w := newWS(t)
 	w.writeRaw("a.txt", "one\n")
 	w.recordWritten("claude_x_y", "a.txt", "one\n", "two\n", RecordOnceWithin)
-	r := NewEditorRecorder([]string{w.dir})
+	r := NewDiffRecorder([]string{w.dir})
 	if err := r.RecordAccepted("conv_ide", w.abs("a.txt"), []byte("one\n"), true, []byte("two\n")); err != nil {
 		t.Fatal(err)
 	}

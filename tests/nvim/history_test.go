@@ -31,7 +31,7 @@ func (s *session) recordEdit(conv, path, before, after string) string {
 		s.t.Fatal(err)
 	}
 	s.initStore()
-	rec := history.NewEditorRecorder([]string{s.ws})
+	rec := history.NewDiffRecorder([]string{s.ws})
 	if err := rec.RecordAccepted(conv, path, []byte(before), true, []byte(after)); err != nil {
 		s.t.Fatalf("record an edit: %v", err)
 	}

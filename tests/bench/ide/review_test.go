@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
-	"github.com/mcpdiff/mcpdiff/tests/storegen"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
+	"github.com/mcpdiff/mcpdiff/tests/storegen"
 )
 
 // Reviewing the edit history in Neovim: the review list over a big store, the

@@ -10,25 +10,25 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// EditorRecorder records diffs the user accepted in the editor (Claude Code's
+// DiffRecorder records diffs the user accepted in the editor (Claude Code's
 // openDiff) with source "ide" (Claude Code writes those files itself; the recorder
 // only logs the change, unless Claude Code's hook already did). A file's change goes to the nearest store above it — where
 // `mcpdiff status` run there finds it — or, when there is none, to a new store in the
 // innermost workspace folder holding the file. Files outside both are not recorded.
-type EditorRecorder struct {
+type DiffRecorder struct {
 	folders []string
 	mu      sync.Mutex
 	stores  map[string]*Store // folder → store, opened on first use
 }
 
-// NewEditorRecorder records changes to files inside folders (the editor's workspace
+// NewDiffRecorder records changes to files inside folders (the editor's workspace
 // folders); changes elsewhere are not recorded.
-func NewEditorRecorder(folders []string) *EditorRecorder {
-	return &EditorRecorder{folders: folders, stores: map[string]*Store{}}
+func NewDiffRecorder(folders []string) *DiffRecorder {
+	return &DiffRecorder{folders: folders, stores: map[string]*Store{}}
 }
 
 // SetFolders changes the workspace folders (the editor changed directory).
-func (r *EditorRecorder) SetFolders(folders []string) {
+func (r *DiffRecorder) SetFolders(folders []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.folders = folders
@@ -36,7 +36,7 @@ func (r *EditorRecorder) SetFolders(folders []string) {
 
 // RecordAccepted logs that path went from before (existed=false: it did not exist)
 // to after in conversation conv. The file is already on disk.
-func (r *EditorRecorder) RecordAccepted(conv, path string, before []byte, existed bool, after []byte) error {
+func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed bool, after []byte) error {
 	store, abs, err := r.storeFor(path)
 	if err != nil || store == nil {
 		return err
@@ -53,8 +53,8 @@ func (r *EditorRecorder) RecordAccepted(conv, path string, before []byte, existe
 	return err
 }
 
-// storeFor finds the store path's change goes to (see EditorRecorder).
-func (r *EditorRecorder) storeFor(path string) (*Store, string, error) {
+// storeFor finds the store path's change goes to (see DiffRecorder).
+func (r *DiffRecorder) storeFor(path string) (*Store, string, error) {
 	abs := RealPath(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
