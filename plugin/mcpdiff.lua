@@ -26,11 +26,19 @@ end
 
 command("McpDiffAccept", function(args)
   require("mcpdiff").accept(args.args, range_of(args))
-end, { nargs = "?", range = true, desc = "mcpdiff: accept the diff in view (or its hunks in range), or history edits (of these lines)" })
+end, {
+  nargs = "?",
+  range = true,
+  desc = "mcpdiff: accept the diff in view (or its hunks in range), or history edits (of these lines)",
+})
 
 command("McpDiffReject", function(args)
   require("mcpdiff").reject(args.args, range_of(args))
-end, { nargs = "?", range = true, desc = "mcpdiff: reject the diff in view (or its hunks in range), or history edits (of these lines)" })
+end, {
+  nargs = "?",
+  range = true,
+  desc = "mcpdiff: reject the diff in view (or its hunks in range), or history edits (of these lines)",
+})
 
 command("McpDiffQuickfix", function()
   require("mcpdiff").quickfix()

@@ -85,7 +85,10 @@ local function on_exit(job, code)
     os.remove(info.lock)
     state.recover = { port = info.port, token = info.token }
   end
-  state.last_error = ("the bridge exited unexpectedly (exit code %d)%s"):format(code, detail and (": " .. detail) or "")
+  state.last_error = ("the bridge exited unexpectedly (exit code %d)%s"):format(
+    code,
+    detail and (": " .. detail) or ""
+  )
   notify(
     state.last_error .. ". Its lock file was removed; run :McpDiffStart to restart it.",
     vim.log.levels.ERROR

@@ -22,7 +22,12 @@ function M.reload(paths)
   local count = 0
   for _, buf in ipairs(api.nvim_list_bufs()) do
     local name = api.nvim_buf_get_name(buf)
-    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" and name ~= "" and not vim.bo[buf].modified then
+    if
+      api.nvim_buf_is_loaded(buf)
+      and vim.bo[buf].buftype == ""
+      and name ~= ""
+      and not vim.bo[buf].modified
+    then
       if (wanted[name] or wanted[realpath(name)]) and uv.fs_stat(name) then
         local saved = {}
         for _, w in ipairs(vim.fn.win_findbuf(buf)) do

@@ -64,7 +64,8 @@ local function one_of(choices)
       end
     end
     return false
-  end, "one of " .. table.concat(choices, ", ")
+  end,
+    "one of " .. table.concat(choices, ", ")
 end
 
 local function string_or_false(v)
@@ -177,7 +178,10 @@ function M.apply(opts)
   local unknown = unknown_keys(opts, M.defaults, "", {})
   if #unknown > 0 then
     table.sort(unknown)
-    table.insert(warnings, "unknown option(s) ignored: " .. table.concat(unknown, ", ") .. " (see :help mcpdiff-config)")
+    table.insert(
+      warnings,
+      "unknown option(s) ignored: " .. table.concat(unknown, ", ") .. " (see :help mcpdiff-config)"
+    )
   end
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- Lists replace, they do not merge index by index.
@@ -186,7 +190,11 @@ function M.apply(opts)
   end
   local ok, err = validate(merged)
   if not ok then
-    return false, "invalid setup() option: " .. tostring(err):gsub("^[^:]+:%d+: ", "", 1) .. " (see :help mcpdiff-config)", warnings
+    return false,
+      "invalid setup() option: "
+        .. tostring(err):gsub("^[^:]+:%d+: ", "", 1)
+        .. " (see :help mcpdiff-config)",
+      warnings
   end
   M.values = merged
   return true, nil, warnings

@@ -52,7 +52,8 @@ end
 
 local function fire(event, data)
   vim.g.mcpdiff_event = data
-  local ok = pcall(api.nvim_exec_autocmds, "User", { pattern = event, modeline = false, data = data })
+  local ok =
+    pcall(api.nvim_exec_autocmds, "User", { pattern = event, modeline = false, data = data })
   if not ok then -- Neovim 0.7: no data field
     pcall(api.nvim_exec_autocmds, "User", { pattern = event, modeline = false })
   end
@@ -198,7 +199,8 @@ local function show_original(view, w)
 end
 
 -- Window options of diff mode, saved before and restored after a view.
-local DIFF_WIN_OPTIONS = { "diff", "scrollbind", "cursorbind", "wrap", "foldmethod", "foldenable", "foldlevel" }
+local DIFF_WIN_OPTIONS =
+  { "diff", "scrollbind", "cursorbind", "wrap", "foldmethod", "foldenable", "foldlevel" }
 
 -- Folding the unchanged lines costs Neovim time in proportion to lines × changes
 -- (10 ms for 10,000 lines with 100 changes, 0.4 s for 100,000 lines with 1,000):
@@ -245,7 +247,8 @@ local function hint_text(view)
   end
   local km = cfg().keymaps
   -- Keys as typed: <leader> is the user's leader (short enough for one line).
-  local leader = vim.g.mapleader == nil and "\\" or (vim.g.mapleader == " " and "<Space>" or vim.g.mapleader)
+  local leader = vim.g.mapleader == nil and "\\"
+    or (vim.g.mapleader == " " and "<Space>" or vim.g.mapleader)
   local function key(lhs)
     return (lhs:gsub("<[Ll][Ee][Aa][Dd][Ee][Rr]>", function()
       return leader
@@ -272,7 +275,13 @@ local function show_hint(view)
     end
   elseif valid_buf(view.buf) then
     api.nvim_buf_clear_namespace(view.buf, hint_ns, 0, -1)
-    api.nvim_buf_set_extmark(view.buf, hint_ns, 0, 0, { virt_text = { { text, "Comment" } }, virt_text_pos = "eol" })
+    api.nvim_buf_set_extmark(
+      view.buf,
+      hint_ns,
+      0,
+      0,
+      { virt_text = { { text, "Comment" } }, virt_text_pos = "eol" }
+    )
   end
 end
 
@@ -288,7 +297,11 @@ end
 
 -- created_window tells whether the view made window w (a split or a tab of its own).
 local function created_window(view, w)
-  if view.created_tab and api.nvim_tabpage_is_valid(view.created_tab) and api.nvim_win_get_tabpage(w) == view.created_tab then
+  if
+    view.created_tab
+    and api.nvim_tabpage_is_valid(view.created_tab)
+    and api.nvim_win_get_tabpage(w) == view.created_tab
+  then
     return true
   end
   return vim.tbl_contains(view.created_wins or {}, w)
@@ -313,7 +326,20 @@ end
 
 -- Ex commands that quit Neovim as a whole.
 local QUIT_ALL = {}
-for _, name in ipairs({ "qa", "qal", "qall", "quita", "quital", "quitall", "wqa", "wqal", "wqall", "xa", "xal", "xall" }) do
+for _, name in ipairs({
+  "qa",
+  "qal",
+  "qall",
+  "quita",
+  "quital",
+  "quitall",
+  "wqa",
+  "wqal",
+  "wqall",
+  "xa",
+  "xal",
+  "xall",
+}) do
   QUIT_ALL[name] = true
 end
 
@@ -332,14 +358,24 @@ end
 local function give_back_window(view)
   local w = api.nvim_get_current_win()
   -- Other windows (a split of the proposal, one the view made) just close.
-  if w ~= view.target_win or api.nvim_win_get_buf(w) ~= view.buf or created_window(view, w) or quitting_all() then
+  if
+    w ~= view.target_win
+    or api.nvim_win_get_buf(w) ~= view.buf
+    or created_window(view, w)
+    or quitting_all()
+  then
     return
   end
   -- Closing a window gives its room to the next window, or the previous one with
   -- 'splitbelow'/'splitright': split so that this is the new one. The sizes of all
   -- windows are put back after ('equalalways' may change them on split and close).
   local sizes = vim.fn.winrestcmd()
-  if pcall(vim.cmd, (vim.o.splitbelow or vim.o.splitright) and "aboveleft split" or "belowright split") then
+  if
+    pcall(
+      vim.cmd,
+      (vim.o.splitbelow or vim.o.splitright) and "aboveleft split" or "belowright split"
+    )
+  then
     local new = api.nvim_get_current_win()
     restore_target(view, new)
     if view.target_win == w then
@@ -502,11 +538,15 @@ end
 -- change that u undoes; keeping marks the hunks. The view stays open either way.
 local function decide_hunks(view, action, line1, line2, side)
   if not is_pending(view) then
-    notify("this proposal is already " .. view.status .. "; its hunks can no longer change", vim.log.levels.WARN)
+    notify(
+      "this proposal is already " .. view.status .. "; its hunks can no longer change",
+      vim.log.levels.WARN
+    )
     return
   end
   local hunks, orig, new = hunks_of(view)
-  local picked = hunks_mod.touched(hunks, side, line1, line2, side == "a" and orig.count or new.count)
+  local picked =
+    hunks_mod.touched(hunks, side, line1, line2, side == "a" and orig.count or new.count)
   local where = (line1 == line2 and ("line " .. line1) or ("lines " .. line1 .. "-" .. line2))
     .. (side == "a" and " of the original" or "")
   if #picked == 0 then
@@ -531,7 +571,13 @@ local function decide_hunks(view, action, line1, line2, side)
         open = open + 1
       end
     end
-    notify(("kept %s (%s); %s not decided yet"):format(plural(#picked, "hunk"), where, plural(open, "hunk")))
+    notify(
+      ("kept %s (%s); %s not decided yet"):format(
+        plural(#picked, "hunk"),
+        where,
+        plural(open, "hunk")
+      )
+    )
     return
   end
   -- From the last hunk up, so that the line numbers of the others stay right.
@@ -548,9 +594,20 @@ local function decide_hunks(view, action, line1, line2, side)
   end
   local left = #hunks - #picked
   if left == 0 then
-    notify(("took back %s (%s): the proposal now equals the file; :w accepts it unchanged, :q rejects"):format(plural(#picked, "hunk"), where))
+    notify(
+      ("took back %s (%s): the proposal now equals the file; :w accepts it unchanged, :q rejects"):format(
+        plural(#picked, "hunk"),
+        where
+      )
+    )
   else
-    notify(("took back %s (%s); :w accepts the %s left"):format(plural(#picked, "hunk"), where, plural(left, "hunk")))
+    notify(
+      ("took back %s (%s); :w accepts the %s left"):format(
+        plural(#picked, "hunk"),
+        where,
+        plural(left, "hunk")
+      )
+    )
   end
 end
 
@@ -571,7 +628,12 @@ local function set_keymaps(view)
   local km = cfg().keymaps
   local function map(modes, lhs, fn, desc)
     if lhs then
-      vim.keymap.set(modes, lhs, fn, { buffer = view.buf, nowait = true, desc = "mcpdiff: " .. desc })
+      vim.keymap.set(
+        modes,
+        lhs,
+        fn,
+        { buffer = view.buf, nowait = true, desc = "mcpdiff: " .. desc }
+      )
     end
   end
   map("n", km.accept, function()
@@ -698,7 +760,9 @@ local function show_side_by_side(view, target, req)
   enter_diff_mode(view.prop_win, fold)
   goto_first_change(view)
   if has_winbar then
-    vim.wo[view.left_win].winbar = " " .. escape_statusline(vim.fn.fnamemodify(view.path, ":~:.")) .. " (original)"
+    vim.wo[view.left_win].winbar = " "
+      .. escape_statusline(vim.fn.fnamemodify(view.path, ":~:."))
+      .. " (original)"
   end
 end
 
@@ -859,12 +923,24 @@ local function teardown(view, reason)
     wipe(view.placeholder)
   end
   local sb = view.scratch_buf
-  if valid_buf(sb) and api.nvim_buf_get_name(sb) == "" and not vim.bo[sb].modified and not displayed(sb) then
+  if
+    valid_buf(sb)
+    and api.nvim_buf_get_name(sb) == ""
+    and not vim.bo[sb].modified
+    and not displayed(sb)
+  then
     wipe(sb)
   end
   -- A file buffer this view loaded goes away again unless someone uses it now.
   local lb = view.left_buf
-  if lb and not view.new_file and not view.left_buf_existed and valid_buf(lb) and not displayed(lb) and not vim.bo[lb].modified then
+  if
+    lb
+    and not view.new_file
+    and not view.left_buf_existed
+    and valid_buf(lb)
+    and not displayed(lb)
+    and not vim.bo[lb].modified
+  then
     wipe(lb)
   end
   restore_focus(view, was_current)

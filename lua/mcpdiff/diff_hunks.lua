@@ -165,7 +165,11 @@ end
 -- new) puts there: it survives changes elsewhere in the proposal, and changes when
 -- the hunk's own text is edited (which then needs deciding again).
 function M.key(h, new)
-  return h.a_start .. "\n" .. h.a_count .. "\n" .. table.concat(new.slice(h.b_start, h.b_count), "\n")
+  return h.a_start
+    .. "\n"
+    .. h.a_count
+    .. "\n"
+    .. table.concat(new.slice(h.b_start, h.b_count), "\n")
 end
 
 return M

@@ -44,7 +44,8 @@ function M.draw(buf, view, hunks, orig, new)
     local first = hunks_mod.span(h, "b", new.count)
     local row = first - 1
     if any_kept and view.kept[hunks_mod.key(h, new)] then
-      local what = h.b_count > 0 and "kept" or ("kept: " .. plural(h.a_count, "line") .. " removed here")
+      local what = h.b_count > 0 and "kept"
+        or ("kept: " .. plural(h.a_count, "line") .. " removed here")
       api.nvim_buf_set_extmark(buf, M.ns, row, 0, {
         virt_text = { { "  ✓ " .. what, "McpDiffHunkKept" } },
         virt_text_pos = "eol",

@@ -50,7 +50,13 @@ local function check_files(bin, workspace, ok, warn)
   })
   local code = job > 0 and vim.fn.jobwait({ job }, 10000)[1] or -1
   if code ~= 0 then
-    warn(("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, vim.trim(table.concat(stderr, "\n"))))
+    warn(
+      ("`mcpdiff status` in %s failed (exit %d): %s"):format(
+        workspace,
+        code,
+        vim.trim(table.concat(stderr, "\n"))
+      )
+    )
     return
   end
   local warnings = require("mcpdiff.history").warnings(table.concat(stderr, "\n"))
@@ -83,7 +89,10 @@ function M.check()
   else
     local got, out = binary_version(bin)
     if not got then
-      err(("%s does not run: %s"):format(bin, out), { "Rebuild it: run `make` in " .. bridge.plugin_root() })
+      err(
+        ("%s does not run: %s"):format(bin, out),
+        { "Rebuild it: run `make` in " .. bridge.plugin_root() }
+      )
     elseif got ~= mcpdiff.version then
       err(
         ("%s is version %s, the Lua plugin is %s"):format(bin, got, mcpdiff.version),
@@ -98,13 +107,24 @@ function M.check()
   local state = bridge.info()
   if not state then
     local last = bridge.last_error()
-    warn("the bridge is not running" .. (last and (": " .. last) or ""), { "Start it with :McpDiffStart" })
+    warn(
+      "the bridge is not running" .. (last and (": " .. last) or ""),
+      { "Start it with :McpDiffStart" }
+    )
   else
-    ok(("running (pid of Neovim %s), listening on 127.0.0.1:%d"):format(tostring(state.pid), state.port))
+    ok(
+      ("running (pid of Neovim %s), listening on 127.0.0.1:%d"):format(
+        tostring(state.pid),
+        state.port
+      )
+    )
     if uv.fs_stat(state.lock) then
       ok("lock file " .. state.lock)
     else
-      err("lock file " .. state.lock .. " is missing", { "Claude Code cannot find this Neovim; restart with :McpDiffStop and :McpDiffStart" })
+      err(
+        "lock file " .. state.lock .. " is missing",
+        { "Claude Code cannot find this Neovim; restart with :McpDiffStop and :McpDiffStart" }
+      )
     end
     local status = bridge.status() or {}
     local n = type(status.clients) == "table" and #status.clients or bridge.clients()
@@ -128,7 +148,9 @@ function M.check()
   start("mcpdiff: edit history")
   local store = history_store()
   if not store then
-    info("no .mcp/edit_history above " .. vim.fn.getcwd() .. " yet (made by the first recorded edit)")
+    info(
+      "no .mcp/edit_history above " .. vim.fn.getcwd() .. " yet (made by the first recorded edit)"
+    )
   else
     if vim.fn.filewritable(store) == 2 then
       ok("store " .. store .. " is writable")
@@ -145,10 +167,15 @@ function M.check()
   local cmd = terminal.cmd
   if vim.fn.executable(cmd) == 1 then
     ok(cmd .. " found: " .. vim.fn.exepath(cmd))
-    info("Claude Code 2.1.330 and later send diffs to Neovim only in the `default` permission mode "
-      .. "(`claude --permission-mode default`); in the others its hooks record its edits (see :help mcpdiff-auto-mode)")
+    info(
+      "Claude Code 2.1.330 and later send diffs to Neovim only in the `default` permission mode "
+        .. "(`claude --permission-mode default`); in the others its hooks record its edits (see :help mcpdiff-auto-mode)"
+    )
   else
-    warn(cmd .. " is not on PATH", { "Install Claude Code (npm install -g @anthropic-ai/claude-code) or set terminal.cmd" })
+    warn(
+      cmd .. " is not on PATH",
+      { "Install Claude Code (npm install -g @anthropic-ai/claude-code) or set terminal.cmd" }
+    )
   end
 
   start("mcpdiff: Claude Code hooks")
@@ -184,12 +211,19 @@ function M.check_hooks(bin, passed, ok, warn, info)
     end
   end
   if status.disabledBy and status.disabledBy ~= vim.NIL then
-    warn(status.disabledBy .. " sets disableAllHooks: Claude Code runs no hooks, its edits are not recorded")
+    warn(
+      status.disabledBy
+        .. " sets disableAllHooks: Claude Code runs no hooks, its edits are not recorded"
+    )
   elseif status.active then
     ok("active for a claude started anywhere in " .. vim.fn.getcwd())
   else
-    info("a claude started outside Neovim in " .. vim.fn.getcwd() .. " does not record its edits: "
-      .. "run `mcpdiff hooks install` there (see :help mcpdiff-auto-mode)")
+    info(
+      "a claude started outside Neovim in "
+        .. vim.fn.getcwd()
+        .. " does not record its edits: "
+        .. "run `mcpdiff hooks install` there (see :help mcpdiff-auto-mode)"
+    )
   end
 end
 

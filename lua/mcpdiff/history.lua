@@ -83,7 +83,12 @@ local function modified_buffer(paths)
   end
   for _, buf in ipairs(api.nvim_list_bufs()) do
     local name = api.nvim_buf_get_name(buf)
-    if name ~= "" and api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified and wanted[realpath(name)] then
+    if
+      name ~= ""
+      and api.nvim_buf_is_loaded(buf)
+      and vim.bo[buf].modified
+      and wanted[realpath(name)]
+    then
       return name
     end
   end
@@ -159,7 +164,9 @@ function M.resolve(action, id, opts)
           if e.source_path ~= nil and e.source_path ~= vim.NIL then
             table.insert(again.files, str(e.source_path))
           end
-          again.rewrites = again.rewrites or str(e.status) == "rejected" or (type(e.hunk_status) == "table")
+          again.rewrites = again.rewrites
+            or str(e.status) == "rejected"
+            or (type(e.hunk_status) == "table")
         end
         M.resolve(action, id, again)
       end)
@@ -217,7 +224,10 @@ function M.resolve(action, id, opts)
   M.run(args, cwd, function(code, stdout, stderr)
     local decoded, res = pcall(vim.json.decode, stdout)
     if not decoded or type(res) ~= "table" then
-      notify(("%s %s failed (exit %d): %s"):format(action, what, code, stderr ~= "" and stderr or stdout), vim.log.levels.ERROR)
+      notify(
+        ("%s %s failed (exit %d): %s"):format(action, what, code, stderr ~= "" and stderr or stdout),
+        vim.log.levels.ERROR
+      )
       return finish(false)
     end
     -- A decision an interrupted command left, completed first, says so here.
@@ -227,12 +237,17 @@ function M.resolve(action, id, opts)
     if res.ok then
       local files = res.files or {}
       require("mcpdiff.buffers").reload(files)
-      local msg = ("%s: %s %s"):format(what, action == "accept" and "accepted" or "rejected", count_text(#(res.edits or {})))
+      local msg = ("%s: %s %s"):format(
+        what,
+        action == "accept" and "accepted" or "rejected",
+        count_text(#(res.edits or {}))
+      )
       if (tonumber(res.hunks) or 0) > 0 then
         msg = msg .. (" (%d change%s)"):format(res.hunks, res.hunks == 1 and "" or "s")
       end
       if type(res.later) == "table" and #res.later > 0 then
-        msg = msg .. (", with %d later edit%s in the way"):format(#res.later, #res.later == 1 and "" or "s")
+        msg = msg
+          .. (", with %d later edit%s in the way"):format(#res.later, #res.later == 1 and "" or "s")
       end
       notify(msg)
       return finish(true)
@@ -257,7 +272,13 @@ function M.resolve(action, id, opts)
       notify(action .. " cancelled: the outside changes were kept", vim.log.levels.WARN)
       return finish(false)
     end
-    if res.kind == "conflict" and action == "reject" and not opts.with_later and type(res.later) == "table" and #res.later > 0 then
+    if
+      res.kind == "conflict"
+      and action == "reject"
+      and not opts.with_later
+      and type(res.later) == "table"
+      and #res.later > 0
+    then
       local names = {}
       for _, l in ipairs(res.later) do
         table.insert(names, str(l):sub(1, 8))
@@ -275,7 +296,10 @@ function M.resolve(action, id, opts)
         again.on_done = opts.on_done
         return M.resolve(action, id, again)
       end
-      notify("reject cancelled: " .. (res.message or "later edits are in the way"), vim.log.levels.WARN)
+      notify(
+        "reject cancelled: " .. (res.message or "later edits are in the way"),
+        vim.log.levels.WARN
+      )
       return finish(false)
     end
     notify(("%s %s refused: %s"):format(action, what, res.message or stderr), vim.log.levels.ERROR)

@@ -50,7 +50,11 @@ end
 
 -- file_name is the name of buf when it is a loaded file buffer, else nil.
 local function file_name(buf)
-  if not api.nvim_buf_is_valid(buf) or not api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= "" then
+  if
+    not api.nvim_buf_is_valid(buf)
+    or not api.nvim_buf_is_loaded(buf)
+    or vim.bo[buf].buftype ~= ""
+  then
     return nil
   end
   local name = api.nvim_buf_get_name(buf)
@@ -260,9 +264,14 @@ function M.render(buf)
   local list = {}
   local last = api.nvim_buf_line_count(buf)
   for _, h in ipairs(M.current(buf)) do
-    local name = h.kind == "add" and "McpDiffAdd" or h.kind == "delete" and "McpDiffDelete" or "McpDiffChange"
+    local name = h.kind == "add" and "McpDiffAdd"
+      or h.kind == "delete" and "McpDiffDelete"
+      or "McpDiffChange"
     for lnum = h.start_line, math.min(h.end_line, last) do
-      table.insert(list, { buffer = buf, group = SIGN_GROUP, name = name, lnum = lnum, priority = SIGN_PRIORITY })
+      table.insert(
+        list,
+        { buffer = buf, group = SIGN_GROUP, name = name, lnum = lnum, priority = SIGN_PRIORITY }
+      )
     end
   end
   if #list > 0 then
@@ -374,9 +383,14 @@ end
 
 -- preview_lines is what the preview of hunk h shows.
 function M.preview_lines(h)
-  local where = h.start_line == h.end_line and ("line " .. h.start_line) or ("lines " .. h.start_line .. "-" .. h.end_line)
+  local where = h.start_line == h.end_line and ("line " .. h.start_line)
+    or ("lines " .. h.start_line .. "-" .. h.end_line)
   local lines = {
-    ("edit %s (%s), conversation %s"):format(short(h.edit_id), tostring(h.tool or ""), tostring(h.conversation_id)),
+    ("edit %s (%s), conversation %s"):format(
+      short(h.edit_id),
+      tostring(h.tool or ""),
+      tostring(h.conversation_id)
+    ),
     ("%s, %s, pending, change %d of the edit"):format(when(h.time), where, h.block or 0),
   }
   if h.kind == "add" then
@@ -438,7 +452,10 @@ end
 function M.quickfix()
   local files = require("mcpdiff.bridge").request("mcpdiff_pending", vim.fn.getcwd())
   if type(files) ~= "table" then
-    notify("the pending hunks come from the bridge, which is not running: :McpDiffStart", vim.log.levels.ERROR)
+    notify(
+      "the pending hunks come from the bridge, which is not running: :McpDiffStart",
+      vim.log.levels.ERROR
+    )
     return nil
   end
   local bufs = buffers_by_name()
@@ -454,7 +471,12 @@ function M.quickfix()
         lnum = h.start_line,
         end_lnum = h.end_line,
         col = 1,
-        text = ("%s: edit %s (%s, %s)"):format(h.kind, short(h.edit_id), tostring(h.tool or ""), tostring(h.conversation_id)),
+        text = ("%s: edit %s (%s, %s)"):format(
+          h.kind,
+          short(h.edit_id),
+          tostring(h.tool or ""),
+          tostring(h.conversation_id)
+        ),
       })
     end
   end

@@ -95,7 +95,12 @@ function M.set_keymaps(keymaps)
   for _, m in ipairs(maps) do
     if m[1] and vim.fn.maparg(m[1], "n") == "" then
       -- The API, not vim.keymap: setup() stays off the module loader.
-      vim.api.nvim_set_keymap("n", m[1], "", { callback = m[2], desc = "mcpdiff: " .. m[3], noremap = true })
+      vim.api.nvim_set_keymap(
+        "n",
+        m[1],
+        "",
+        { callback = m[2], desc = "mcpdiff: " .. m[3], noremap = true }
+      )
     end
   end
 end

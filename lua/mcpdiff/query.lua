@@ -94,7 +94,12 @@ function M.open_file(args)
     local e = math.max(s, math.min(args.endLine or s, count))
     local last = api.nvim_buf_get_lines(buf, e - 1, e, false)[1] or ""
     select_range({ s, 1 }, { e, math.max(#last, 1) })
-    return { message = ("Opened file and selected lines %d to %d"):format(args.startLine, args.endLine or args.startLine) }
+    return {
+      message = ("Opened file and selected lines %d to %d"):format(
+        args.startLine,
+        args.endLine or args.startLine
+      ),
+    }
   end
   if not start_text then
     return { message = "Opened file: " .. path }
@@ -115,7 +120,12 @@ function M.open_file(args)
   local e = find_text(buf, end_text, s[1] + 1)
   if not e then
     api.nvim_win_set_cursor(0, { s[1], s[2] - 1 })
-    return { message = ('Opened file and positioned at "%s" (end text "%s" not found)'):format(start_text, end_text) }
+    return {
+      message = ('Opened file and positioned at "%s" (end text "%s" not found)'):format(
+        start_text,
+        end_text
+      ),
+    }
   end
   local e_end = { e[1], e[2] + #end_text - 1 }
   if args.selectToEndOfLine then
@@ -123,7 +133,9 @@ function M.open_file(args)
     e_end = { e[1], math.max(#line, 1) }
   end
   select_range(s, e_end)
-  return { message = ('Opened file and selected text from "%s" to "%s"'):format(start_text, end_text) }
+  return {
+    message = ('Opened file and selected text from "%s" to "%s"'):format(start_text, end_text),
+  }
 end
 
 local function diagnostics_of(buf)

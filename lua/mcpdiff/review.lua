@@ -47,9 +47,13 @@ local function bridge_lines()
   end
   local status = bridge.status() or {}
   local clients = type(status.clients) == "table" and #status.clients or bridge.clients()
-  local lines = { ("Bridge: listening on 127.0.0.1:%d, %d client(s) connected"):format(info.port, clients) }
+  local lines =
+    { ("Bridge: listening on 127.0.0.1:%d, %d client(s) connected"):format(info.port, clients) }
   for _, d in ipairs(type(status.diffs) == "table" and status.diffs or {}) do
-    table.insert(lines, ("  diff %-8s  %s  %s"):format(str(d.status), relative(d.path, state.cwd), str(d.tabName)))
+    table.insert(
+      lines,
+      ("  diff %-8s  %s  %s"):format(str(d.status), relative(d.path, state.cwd), str(d.tabName))
+    )
   end
   return lines
 end
@@ -128,7 +132,9 @@ local function render()
     require("mcpdiff.hunks").define()
   end
   for lnum, kind in pairs(diff_rows) do
-    local group = kind == "+" and "McpDiffSignAdd" or kind == "-" and "McpDiffSignDelete" or kind == "@" and "Comment"
+    local group = kind == "+" and "McpDiffSignAdd"
+      or kind == "-" and "McpDiffSignDelete"
+      or kind == "@" and "Comment"
     if group then
       api.nvim_buf_add_highlight(buf, ns, group, lnum - 1, 0, -1)
     end
@@ -252,7 +258,11 @@ local function decide(action, id, entries)
     end
     rewrites = rewrites or e.status == "rejected" or e.status == "partly rejected"
   end
-  require("mcpdiff.history").resolve(action, id, { cwd = state.cwd, files = files, rewrites = rewrites, on_done = M.refresh })
+  require("mcpdiff.history").resolve(
+    action,
+    id,
+    { cwd = state.cwd, files = files, rewrites = rewrites, on_done = M.refresh }
+  )
 end
 
 -- first_changed_line is the line of the new file where a diff's first change is.

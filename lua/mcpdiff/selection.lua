@@ -106,7 +106,10 @@ end
 
 local function key_of(sel)
   local s = sel.selection
-  return table.concat({ sel.filePath, s.start.line, s.start.character, s["end"].line, s["end"].character, sel.text }, "\0")
+  return table.concat(
+    { sel.filePath, s.start.line, s.start.character, s["end"].line, s["end"].character, sel.text },
+    "\0"
+  )
 end
 
 local function send(sel)
@@ -222,11 +225,17 @@ end
 function M.mention(line1, line2, has_range)
   local buf = api.nvim_get_current_buf()
   if not trackable(buf) then
-    vim.notify("mcpdiff: this buffer is not a file; open the file to send first", vim.log.levels.WARN)
+    vim.notify(
+      "mcpdiff: this buffer is not a file; open the file to send first",
+      vim.log.levels.WARN
+    )
     return false
   end
   if not bridge.running() then
-    vim.notify("mcpdiff: the bridge is not running; start it with :McpDiffStart", vim.log.levels.WARN)
+    vim.notify(
+      "mcpdiff: the bridge is not running; start it with :McpDiffStart",
+      vim.log.levels.WARN
+    )
     return false
   end
   local params = { filePath = relative_to_cwd(api.nvim_buf_get_name(buf)) }

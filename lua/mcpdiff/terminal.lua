@@ -58,8 +58,9 @@ local function hook_args(args)
   end
   for _, a in ipairs(args) do
     if a == "--settings" or a:find("^%-%-settings=") then
-      return {}, "your arguments pass --settings, so Claude Code gets no mcpdiff hooks: its own edits are not recorded"
-        .. " (add them with `mcpdiff hooks install`)"
+      return {},
+        "your arguments pass --settings, so Claude Code gets no mcpdiff hooks: its own edits are not recorded"
+          .. " (add them with `mcpdiff hooks install`)"
     end
   end
   local bin, why = require("mcpdiff.bridge").find_bin()
@@ -86,13 +87,19 @@ function M.open(extra_args)
   local bridge = require("mcpdiff.bridge")
   local info = bridge.info()
   if not info then
-    vim.notify("mcpdiff: the bridge is not running; start it with :McpDiffStart", vim.log.levels.WARN)
+    vim.notify(
+      "mcpdiff: the bridge is not running; start it with :McpDiffStart",
+      vim.log.levels.WARN
+    )
     return nil
   end
   local opts = require("mcpdiff.config").values.terminal
   local args = vim.list_extend(vim.deepcopy(opts.args), extra_args or {})
   if vim.fn.executable(opts.cmd) ~= 1 then
-    vim.notify(("mcpdiff: %s is not on PATH; install Claude Code or set terminal.cmd"):format(opts.cmd), vim.log.levels.ERROR)
+    vim.notify(
+      ("mcpdiff: %s is not on PATH; install Claude Code or set terminal.cmd"):format(opts.cmd),
+      vim.log.levels.ERROR
+    )
     return nil
   end
   local hooks, warning = hook_args(args)
