@@ -64,7 +64,10 @@ local function hook_args(args)
     end
   end
   local bin, why = require("mcpdiff.bridge").find_bin()
-  local settings, err = bin and M.hook_settings(bin)
+  local settings, err
+  if bin then
+    settings, err = M.hook_settings(bin)
+  end
   if not settings then
     return {}, "Claude Code's own edits will not be recorded: " .. tostring(err or why)
   end

@@ -361,6 +361,22 @@ func TestClaudeTerminalWithoutHooks(t *testing.T) {
 		if !found {
 			t.Errorf("no warning that the hooks were not passed: %v", s.messages())
 		}
+		// A binary whose `hooks settings` fails: the warning carries its message.
+		failing := filepath.Join(t.TempDir(), "mcpdiff")
+		if err := os.WriteFile(failing, []byte("#!/bin/sh\necho 'hooks settings: out of cheese' >&2\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(envFile)
+		s.lua(`require("mcpdiff.config").values.bin = ...`, nil, failing)
+		s.cmd("McpDiffClaude")
+		claudeRun(t, envFile, argsFile)
+		found = false
+		for _, m := range s.messages() {
+			found = found || strings.Contains(m.Msg, "will not be recorded: hooks settings: out of cheese")
+		}
+		if !found {
+			t.Errorf("the warning does not say why the hooks settings failed: %v", s.messages())
+		}
 	})
 }
 
