@@ -14,11 +14,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
 // BenchmarkRecordingOverhead is what the edit history costs per edit: the same
 // one-line edit_file call, timed on a server that records it and on one that only
-// applies it (noHistory), in one conversation as an agent makes them. The two are
+// applies it (writeOnly), in one conversation as an agent makes them. The two are
 // called in turn, so a busy machine slows both alike. Reported: the median of each
 // (history-ns/op, plain-ns/op) and their ratio (overhead-x; goal under 1.3).
 func BenchmarkRecordingOverhead(b *testing.B) {
@@ -33,8 +35,8 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 		b.Run(size.name, func(b *testing.B) {
 			head, tail := size.file()
 			content := func(k int) string { return head + benchTarget(k) + "\n" + tail }
-			recorded := newBenchEditor(b, false, content(0))
-			plain := newBenchEditor(b, true, content(0))
+			recorded := newBenchClient(b, false, content(0))
+			plain := newBenchClient(b, true, content(0))
 			var withHistory, without []time.Duration
 			for k := 1; k <= 1+size.reps*b.N; k++ {
 				h := recorded.edit(b, benchTarget(k-1), benchTarget(k), content(k))
@@ -62,7 +64,7 @@ type benchClient struct {
 	conv string
 }
 
-func newBenchEditor(b *testing.B, noHistory bool, content string) *benchClient {
+func newBenchClient(b *testing.B, noHistory bool, content string) *benchClient {
 	b.Helper()
 	dir := b.TempDir()
 	path := filepath.Join(dir, "file.go")
@@ -73,7 +75,9 @@ func newBenchEditor(b *testing.B, noHistory bool, content string) *benchClient {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv.noHistory = noHistory
+	if noHistory {
+		srv.recordAll = writeOnly
+	}
 	c, err := client.NewInProcessClient(srv.MCP())
 	if err != nil {
 		b.Fatal(err)
@@ -89,6 +93,25 @@ func newBenchEditor(b *testing.B, noHistory bool, content string) *benchClient {
 	}
 	b.Cleanup(func() { c.Close() })
 	return &benchClient{c: c, path: path}
+}
+
+// writeOnly puts a call's files in place as history.RecordAll does, without logging
+// anything.
+func writeOnly(_ context.Context, commits []history.StoreCommit) ([][]*history.Entry, error) {
+	for _, c := range commits {
+		f := c.Commit.Files
+		err := f.Verify()
+		if err == nil {
+			err = f.Stage()
+		}
+		if err == nil {
+			err = f.Apply()
+		}
+		if err != nil {
+			return nil, f.Undo(err)
+		}
+	}
+	return nil, nil
 }
 
 var benchConvLine = regexp.MustCompile(`mcp_conversation_id: (\S+)`)

@@ -23,6 +23,13 @@ type testClient struct {
 // serve starts a server with cfg and connects a client to it.
 func serve(t *testing.T, cfg Config) *testClient {
 	t.Helper()
+	c, _ := serveServer(t, cfg)
+	return c
+}
+
+// serveServer is serve that also returns the server.
+func serveServer(t *testing.T, cfg Config) (*testClient, *Server) {
+	t.Helper()
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +38,7 @@ func serve(t *testing.T, cfg Config) *testClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return initialize(t, c, false)
+	return initialize(t, c, false), srv
 }
 
 // initialize starts c and declares the roots capability when roots is set.
@@ -163,18 +170,45 @@ func entries(t *testing.T, root string) []*history.Entry {
 	return l.Entries
 }
 
-// failBeforeApply makes the commit fail at path: sabotage runs first (it may break
-// the disk for real), then the change fails with its error, if any.
-func failBeforeApply(t *testing.T, path string, sabotage func() error) {
-	t.Helper()
-	testBeforeApply = func(p string) error {
-		if p != path {
-			return nil
-		}
-		return sabotage()
-	}
-	t.Cleanup(func() { testBeforeApply = nil })
+// sabotaged are the files of a commit with a sabotage after their Stage or Apply:
+// it may break the disk for real, and its error fails the commit.
+type sabotaged struct {
+	history.Files
+	afterStage, afterApply func() error
 }
+
+func (f *sabotaged) Stage() error {
+	if err := f.Files.Stage(); err != nil || f.afterStage == nil {
+		return err
+	}
+	return f.afterStage()
+}
+
+func (f *sabotaged) Apply() error {
+	if err := f.Files.Apply(); err != nil || f.afterApply == nil {
+		return err
+	}
+	return f.afterApply()
+}
+
+// sabotage makes srv's commits that change path run with f's sabotage.
+func sabotage(srv *Server, path string, f sabotaged) {
+	srv.recordAll = func(ctx context.Context, commits []history.StoreCommit) ([][]*history.Entry, error) {
+		for i, c := range commits {
+			for _, ch := range c.Commit.Changes {
+				if ch.Path == path {
+					s := f
+					s.Files = c.Commit.Files
+					commits[i].Commit.Files = &s
+				}
+			}
+		}
+		return history.RecordAll(ctx, commits)
+	}
+}
+
+// modeBits are the mode bits an undone change puts back.
+const modeBits = os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky
 
 // umask is the process's file mode creation mask.
 func umask(t *testing.T) os.FileMode {

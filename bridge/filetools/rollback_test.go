@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // A multi-file call whose third write fails for real (its folder was swapped for a
@@ -18,14 +19,16 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 	a, created, b := filepath.Join(root, "a.txt"), filepath.Join(root, "new", "deep", "c.txt"), filepath.Join(root, "sub", "b.txt")
 	writeFile(t, a, "A\n", 0o640)
 	writeFile(t, b, "B\n", 0o600)
-	c := serve(t, Config{Roots: []string{root}})
+	c, srv := serveServer(t, Config{Roots: []string{root}})
 	sub := filepath.Join(root, "sub")
-	failBeforeApply(t, b, func() error {
+	// Once the new contents are staged, b.txt's folder becomes a file: putting b.txt
+	// in place, the third change, fails.
+	sabotage(srv, b, sabotaged{afterStage: func() error {
 		if err := os.Rename(sub, sub+".away"); err != nil {
 			return err
 		}
 		return os.WriteFile(sub, []byte("not a folder"), 0o644)
-	})
+	}})
 	args := map[string]any{"path": []any{"a.txt", "new/deep/c.txt", "sub/b.txt"}, "content": []any{"A2\n", "C\n", "B2\n"}, "line_count": 1}
 	c.fails("write_files", args, "sub/b.txt", "nothing was changed", "2 change(s)", "undone", "nothing was recorded")
 
@@ -43,7 +46,7 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 		t.Fatalf("a call that was undone left %d history entries: %+v", len(got), got[0])
 	}
 
-	testBeforeApply = nil
+	srv.recordAll = history.RecordAll
 	c.ok("write_files", args)
 	expectFile(t, a, "A2\n", 0o640)
 	expectFile(t, b, "B2\n", 0o600)
@@ -59,9 +62,9 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 	}
 }
 
-// Every kind of change is taken back: an edit (content and mode), a move (back to its
-// name, its new folders removed), a delete (recreated with its mode, past the umask)
-// and a create.
+// Every kind of change is taken back when a later step of the call fails: an edit
+// (content and mode), a move (back to its name, its new folders removed), a delete
+// (recreated with its mode, past the umask) and a create.
 func TestApplyUndoesEveryKindOfChange(t *testing.T) {
 	root := tempRoot(t)
 	p := func(rel string) string { return filepath.Join(root, rel) }
@@ -86,16 +89,16 @@ func TestApplyUndoesEveryKindOfChange(t *testing.T) {
 		{op: history.Move, t: ts[1], dest: ts[2].file},
 		{op: history.Delete, t: ts[3]},
 		{op: history.Create, t: ts[4], after: []byte("made\n")},
-		{op: history.Edit, t: ts[5], after: []byte("never\n")},
 	}
-	boom := errors.New("the disk is full")
-	failBeforeApply(t, p("last.txt"), func() error { return boom })
-	w := srv.newWrites(changes)
-	if err := w.stage(); err != nil {
+	boom := errors.New("the disk is full") // writing last.txt, the call's next change
+	tx := srv.transaction(changes)
+	if err := tx.Stage(); err != nil {
 		t.Fatal(err)
 	}
-	err = w.apply()
-	w.discard()
+	if err := tx.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	err = tx.Undo(boom)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "4 change(s)") {
 		t.Fatalf("apply: %v", err)
 	}
@@ -105,7 +108,7 @@ func TestApplyUndoesEveryKindOfChange(t *testing.T) {
 	expectFile(t, p("deleted.txt"), "gone\n", 0o666)
 	expectMissing(t, p("made"))
 	expectFile(t, p("last.txt"), "last\n", 0o644)
-	if tmp, _ := os.ReadDir(filepath.Join(root, historyTempDir)); len(tmp) != 0 {
+	if tmp, _ := os.ReadDir(filepath.Join(root, workspace.StagingDir)); len(tmp) != 0 {
 		t.Errorf("temp files left: %v", tmp)
 	}
 }
@@ -116,9 +119,9 @@ func TestFailedUndoNamesTheFileLeftChanged(t *testing.T) {
 	a, b := filepath.Join(root, "d", "a.txt"), filepath.Join(root, "b.txt")
 	writeFile(t, a, "A\n", 0o644)
 	writeFile(t, b, "B\n", 0o644)
-	c := serve(t, Config{Roots: []string{root}})
+	c, srv := serveServer(t, Config{Roots: []string{root}})
 	d := filepath.Join(root, "d")
-	failBeforeApply(t, b, func() error {
+	sabotage(srv, b, sabotaged{afterApply: func() error {
 		// a.txt's folder goes away: its old content cannot be written back.
 		if err := os.Rename(d, d+".away"); err != nil {
 			return err
@@ -127,7 +130,7 @@ func TestFailedUndoNamesTheFileLeftChanged(t *testing.T) {
 			return err
 		}
 		return errors.New("simulated failure")
-	})
+	}})
 	c.fails("write_files", map[string]any{"path": []any{"d/a.txt", "b.txt"}, "content": "X\n", "line_count": 1},
 		"simulated failure", "except in "+a, "could not be put back", "check them")
 	expectFile(t, d+".away/a.txt", "X\n", 0o644) // left changed, as the error said
@@ -144,8 +147,8 @@ func TestCallAcrossRootsIsUndoneInBoth(t *testing.T) {
 	a, b := filepath.Join(one, "a.txt"), filepath.Join(two, "b.txt")
 	writeFile(t, a, "A\n", 0o644)
 	writeFile(t, b, "B\n", 0o644)
-	c := serve(t, Config{Roots: []string{one, two}})
-	failBeforeApply(t, b, func() error { return errors.New("simulated failure") })
+	c, srv := serveServer(t, Config{Roots: []string{one, two}})
+	sabotage(srv, b, sabotaged{afterStage: func() error { return errors.New("simulated failure") }})
 	args := map[string]any{"path": []any{a, b}, "content": "X\n", "line_count": 1}
 	c.fails("write_files", args, "simulated failure", "1 change(s)", "undone")
 	expectFile(t, a, "A\n", 0o644)
@@ -156,7 +159,7 @@ func TestCallAcrossRootsIsUndoneInBoth(t *testing.T) {
 		}
 	}
 
-	testBeforeApply = nil
+	srv.recordAll = history.RecordAll
 	c.ok("write_files", args)
 	expectFile(t, a, "X\n", 0o644)
 	expectFile(t, b, "X\n", 0o644)

@@ -63,8 +63,10 @@ type Server struct {
 	sessions sync.Map          // session id → *session
 	stores   sync.Map          // root path → *history.Store
 	views    *views
-
-	noHistory bool // benchmarks only: apply changes without recording them
+	// recordAll is history.RecordAll, which logs and applies a call's changes; tests
+	// wrap it to make a commit's files fail, benchmarks replace it to write without a
+	// history.
+	recordAll func(context.Context, []history.StoreCommit) ([][]*history.Entry, error)
 }
 
 // session is what one client's calls share.
@@ -118,7 +120,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, views: newViews(64 << 20)}
+	s := &Server{cfg: cfg, views: newViews(64 << 20), recordAll: history.RecordAll}
 	if len(cfg.Roots) > 0 {
 		if s.fixed, err = openPolicy(cfg.Roots); err != nil {
 			return nil, err

@@ -253,7 +253,7 @@ func (s *Server) insertContents(ctx context.Context, req mcp.CallToolRequest) (*
 		var report []string
 		failed := false
 		for i, t := range ts {
-			in, err := edit.InsertContent(paths[i], t.content, lines[i], contents[i])
+			in, err := edit.InsertContent(paths[i], t.Content, lines[i], contents[i])
 			if err != nil {
 				failed = true
 				report = append(report, fmt.Sprintf("❌ %s: %v", paths[i], err))
@@ -296,7 +296,7 @@ func (s *Server) applyDiffs(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	atomic, trim := req.GetBool("atomic", true), req.GetBool("trim", false)
 	return s.modify(ctx, req, "apply_diffs", []string{path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
-		res, err := edit.ApplyDiffs(path, ts[0].content, diffs, atomic, trim)
+		res, err := edit.ApplyDiffs(path, ts[0].Content, diffs, atomic, trim)
 		if err != nil {
 			return nil, "", err
 		}
@@ -312,7 +312,7 @@ func (s *Server) searchAndReplace(ctx context.Context, req mcp.CallToolRequest) 
 		StartLine: req.GetInt("start_line", 0), EndLine: req.GetInt("end_line", 0),
 	}
 	return s.modify(ctx, req, "search_and_replace", []string{path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
-		res, err := edit.SearchAndReplace(path, ts[0].content, p)
+		res, err := edit.SearchAndReplace(path, ts[0].Content, p)
 		if err != nil {
 			return nil, "", err
 		}

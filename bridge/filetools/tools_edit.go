@@ -95,7 +95,7 @@ func (s *Server) editFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		return mcp.NewToolResultText(fmt.Sprintf("Dry run: would replace %d occurrence(s) in %s; nothing was written.\n\n%s", count, a.Path, diff)), nil
 	}
 	return s.modify(ctx, req, "edit_file", []string{a.Path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
-		after, count, err := edit.ReplaceString(ts[0].content, a.OldString, a.NewString, a.ReplaceAll)
+		after, count, err := edit.ReplaceString(ts[0].Content, a.OldString, a.NewString, a.ReplaceAll)
 		if err != nil {
 			return nil, "", err
 		}
@@ -112,7 +112,7 @@ func (s *Server) createFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		return fail(badArguments(req, err)), nil
 	}
 	return s.modify(ctx, req, "create_file", []string{a.Path}, readOpts{mayBeMissing: true, binaryOK: true}, func(ts []*target) ([]fileChange, string, error) {
-		if ts[0].exists {
+		if ts[0].Exists {
 			return nil, "", errorf("%s already exists; use write_file to replace it, or edit_file / edit_text_file to change it", a.Path)
 		}
 		msg := fmt.Sprintf("Created %s (%d lines)", a.Path, edit.CountLines(a.Content))
@@ -130,7 +130,7 @@ func (s *Server) writeFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	return s.modify(ctx, req, "write_file", []string{a.Path}, readOpts{mayBeMissing: true}, func(ts []*target) ([]fileChange, string, error) {
 		c := writeChange(ts[0], a.Content)
-		if c.op == history.Replace && bytes.Equal(c.after, ts[0].content) {
+		if c.op == history.Replace && bytes.Equal(c.after, ts[0].Content) {
 			// Rewriting the same bytes would only add an empty entry to the history.
 			return nil, fmt.Sprintf("%s is unchanged: it already holds this content (nothing was written or recorded)", a.Path), nil
 		}
@@ -140,10 +140,10 @@ func (s *Server) writeFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 
 // writeChange replaces a file's content, or creates it.
 func writeChange(t *target, content string) fileChange {
-	if !t.exists {
+	if !t.Exists {
 		return fileChange{op: history.Create, t: t, after: []byte(content)}
 	}
-	return fileChange{op: history.Replace, t: t, after: edit.Overwrite(t.content, content)}
+	return fileChange{op: history.Replace, t: t, after: edit.Overwrite(t.Content, content)}
 }
 
 func (s *Server) moveFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -157,11 +157,11 @@ func (s *Server) moveFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	return s.modify(ctx, req, "move_file", []string{a.Source, a.Destination}, readOpts{mayBeMissing: true, binaryOK: true, linkItself: true}, func(ts []*target) ([]fileChange, string, error) {
 		src, dst := ts[0], ts[1]
 		switch {
-		case !src.exists:
+		case !src.Exists:
 			return nil, "", errorf("file not found: %s", a.Source)
 		case src.file.Abs == dst.file.Abs:
 			return nil, "", errorf("source and destination are the same file (%s)", src.file.Abs)
-		case dst.exists:
+		case dst.Exists:
 			return nil, "", errorf("destination %s already exists; move_file never overwrites: delete it first or choose another name", a.Destination)
 		case src.file.Root != dst.file.Root:
 			return nil, "", errorf("cannot move between workspace roots (%s → %s): each root has its own edit history; use create_file and delete_file", src.file.Root.Path(), dst.file.Root.Path())
@@ -191,7 +191,7 @@ func (s *Server) editFileDiff(ctx context.Context, req mcp.CallToolRequest) (*mc
 		return fail(badArguments(req, err)), nil
 	}
 	return s.modify(ctx, req, "edit_file_diff", []string{a.Path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
-		after, err := edit.ApplyPatch(ts[0].content, a.Diff)
+		after, err := edit.ApplyPatch(ts[0].Content, a.Diff)
 		if err != nil {
 			return nil, "", err
 		}

@@ -93,7 +93,7 @@ func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	var key string
 	res, err := s.modify(ctx, req, "edit_text_file", []string{a.Path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
 		key = viewKey(sessionID(ctx), ts[0].file.Abs)
-		out, err := edit.EditTagged(ts[0].content, a.FileHash, a.Operations, s.views.get(key))
+		out, err := edit.EditTagged(ts[0].Content, a.FileHash, a.Operations, s.views.get(key))
 		if err != nil {
 			return nil, "", err
 		}

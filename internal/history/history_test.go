@@ -73,7 +73,7 @@ func (w *ws) change(conv string, ch Change) *Entry {
 	w.t.Helper()
 	entries, err := w.store.Record(context.Background(), Commit{
 		Conversation: conv, Tool: "test", Source: SourceMCP, Changes: []Change{ch},
-		Apply: func() error { return w.applyChange(ch) },
+		Files: w.files(ch),
 	})
 	if err != nil {
 		w.t.Fatalf("record %s %s: %v", ch.Op, ch.Path, err)
@@ -81,19 +81,47 @@ func (w *ws) change(conv string, ch Change) *Entry {
 	return entries[0]
 }
 
-func (w *ws) applyChange(ch Change) error {
-	rel := func(p string) string { r, _ := filepath.Rel(w.dir, p); return r }
-	o := workspace.WriteOptions{Perm: 0o644}
-	switch ch.Op {
-	case Create:
-		return w.root.CreateFile(rel(ch.Path), ch.After, o)
-	case Delete:
-		return w.root.Remove(rel(ch.Path))
-	case Move:
-		return w.root.Move(rel(ch.From), rel(ch.Path))
-	default:
-		return w.root.WriteFile(rel(ch.Path), ch.After, o)
+// files puts ch on disk as the file tools do: a workspace.Tx.
+func (w *ws) files(ch Change) Files {
+	file := func(p string) workspace.File {
+		rel, _ := filepath.Rel(w.dir, p)
+		return workspace.File{Root: w.root, Rel: rel, Abs: p}
 	}
+	from := ch.Path
+	if ch.Op == Move {
+		from = ch.From
+	}
+	was := workspace.Was{Content: ch.Before, Exists: ch.BeforeExists}
+	if ch.BeforeExists {
+		was.Info, _ = os.Stat(from)
+	}
+	tx := workspace.NewTx(false)
+	switch ch.Op {
+	case Delete:
+		tx.Delete(file(ch.Path), was)
+	case Move:
+		tx.Move(file(ch.From), was, file(ch.Path))
+	default:
+		tx.Write(file(ch.Path), was, ch.After)
+	}
+	return tx
+}
+
+// fakeFiles are a commit's files whose steps the test chooses (nil: do nothing).
+type fakeFiles struct{ verify, apply func() error }
+
+func (f fakeFiles) Verify() error { return call(f.verify) }
+func (f fakeFiles) Stage() error  { return nil }
+func (f fakeFiles) Apply() error  { return call(f.apply) }
+func (f fakeFiles) Undo(cause error) error {
+	return cause
+}
+
+func call(f func() error) error {
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // edit replaces a file's content (recorded as an edit).
@@ -534,7 +562,7 @@ func TestFailedApplyRecordsNothing(t *testing.T) {
 	_, err := w.store.Record(context.Background(), Commit{
 		Conversation: c, Tool: "test", Source: SourceMCP,
 		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}},
-		Apply:   func() error { return errors.New("disk full") },
+		Files:   fakeFiles{apply: func() error { return errors.New("disk full") }},
 	})
 	if err == nil {
 		t.Fatal("want the Apply error")
@@ -709,7 +737,7 @@ func TestEditCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
 	_, err := w.store.Record(context.Background(), Commit{
 		Conversation: c, Tool: "test", Source: SourceMCP,
 		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("one\ntwo\nthree\n"), BeforeExists: true, After: []byte("ONE\ntwo\nthree\n")}},
-		Apply:   func() error { return nil },
+		Files:   fakeFiles{}, // logged, never written
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -320,13 +320,12 @@ func TestEditAfterACutOffRejectIsNotAnOutsideChange(t *testing.T) {
 		ch := Change{Op: Edit, Path: w.abs("a.txt"), Before: []byte(before), BeforeExists: true, After: []byte(after)}
 		_, err := w.store.Record(context.Background(), Commit{
 			Conversation: c, Tool: "test", Source: SourceMCP, Changes: []Change{ch},
-			Check: func() error {
+			Files: checkedFiles{w.files(ch), func() error {
 				if w.mustRead("a.txt") != before {
 					return errChanged
 				}
 				return nil
-			},
-			Apply: func() error { return w.applyChange(ch) },
+			}},
 		})
 		return err
 	}
@@ -348,3 +347,11 @@ func TestEditAfterACutOffRejectIsNotAnOutsideChange(t *testing.T) {
 	}
 	w.consistent()
 }
+
+// checkedFiles are files whose Verify is the test's.
+type checkedFiles struct {
+	Files
+	verify func() error
+}
+
+func (f checkedFiles) Verify() error { return f.verify() }

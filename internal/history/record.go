@@ -38,8 +38,8 @@ const (
 	parallelFrom = 1 << 20
 )
 
-// rememberIdentity records in the heads the identity big files have after Apply
-// wrote them, so the next change of them need not hash their content again.
+// rememberIdentity records in the heads the identity big files have after their
+// commit wrote them, so the next change of them need not hash their content again.
 func (s *Store) rememberIdentity(entries []*Entry, changes []Change) {
 	var hs []head
 	for i, ch := range changes {
@@ -107,71 +107,158 @@ func (s *Store) prepare(ch *Change) error {
 	return nil
 }
 
-// Commit is one tool call's changes.
+// Commit is one tool call's changes in one store.
 type Commit struct {
 	Conversation string
 	Tool         string
 	Source       string // SourceMCP or SourceIDE
 	Changes      []Change
-	// Check runs first under the lock: it must fail (and nothing is recorded) unless
-	// every file still holds Before — another process may have changed it since it
-	// was read. Stage, optional, then runs while the change is hashed, diffed and
-	// logged: it prepares what Apply only has to put in place (temp files), so the
-	// files' writes overlap the logging. Apply performs the changes, after they are
-	// logged and before the lock is released; if Stage or Apply fails nothing is
-	// recorded (undoing what Stage did is the caller's). All are nil when the changes
-	// are already on disk (a diff Claude Code wrote after the editor accepted it).
-	Check func() error
-	Stage func() error
-	Apply func() error
+	// Files puts the changes on disk, after they are logged; nil when they are already
+	// there (a diff Claude Code wrote after the editor accepted it).
+	Files Files
 	// Once, when set, skips a change the history already recorded within that long
-	// (see RecordOnceWithin). Only for changes already on disk (Apply nil).
+	// (see RecordOnceWithin). Only for changes already on disk (Files nil).
 	Once time.Duration
+}
+
+// Files are the files a commit changes, as Record drives them under the store's lock:
+// Verify, then Stage while the changes are hashed, diffed and logged (the files'
+// writes overlap the logging), then Apply. When a step fails, Undo.
+// workspace.Tx is the implementation.
+type Files interface {
+	// Verify fails unless every file still holds what its Change says it held before:
+	// another process may have changed it since it was read. Nothing is logged then.
+	Verify() error
+	// Stage prepares what Apply only has to put in place (temp files).
+	Stage() error
+	// Apply performs the changes, in order; when one fails it stops there.
+	Apply() error
+	// Undo takes back whatever Stage and Apply did, after cause failed the commit
+	// (or a later commit of the same call), and returns the error to report.
+	Undo(cause error) error
 }
 
 // Record logs c and applies it, under the store's lock. A change made outside
 // mcpdiff since a file's last recorded state is recorded first, as an accepted entry
 // of its own ("external"), so rejecting an older edit later keeps it.
 func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
+	entries, err := RecordAll(ctx, []StoreCommit{{Store: s, Commit: c}})
+	if err != nil {
+		return nil, err
+	}
+	return entries[0], nil
+}
+
+// StoreCommit is a commit to record in a store.
+type StoreCommit struct {
+	Store  *Store
+	Commit Commit
+}
+
+// RecordAll records and applies commits of one call in several stores (a call that
+// spans workspace roots), one after the other, each store's lock held until all are
+// done. When one fails, the earlier ones' files and log entries are taken back,
+// newest first, so the call lands in every store or in none (short of a crash
+// between two stores' writes). Give the stores in a fixed order (their paths sorted)
+// so that two calls spanning the same stores never wait for each other in a cycle.
+func RecordAll(ctx context.Context, commits []StoreCommit) ([][]*Entry, error) {
+	var done []*recording
+	defer func() {
+		for _, r := range done {
+			r.unlock()
+		}
+	}()
+	for _, p := range commits {
+		r, err := p.Store.record(ctx, p.Commit)
+		if err != nil {
+			for i := len(done) - 1; i >= 0; i-- {
+				err = done[i].undo(err)
+			}
+			return nil, err
+		}
+		done = append(done, r)
+	}
+	out := make([][]*Entry, len(done))
+	for i, r := range done {
+		if r.files != nil {
+			r.store.rememberIdentity(r.entries, r.changes)
+		}
+		out[i] = r.entries
+	}
+	return out, nil
+}
+
+// recording is a commit logged and applied in a store whose lock is still held.
+type recording struct {
+	store   *Store
+	tx      *transaction
+	files   Files
+	changes []Change
+	entries []*Entry
+	unlock  func()
+}
+
+// undo takes back the recording's files and log entries after cause failed a later
+// commit of the same call.
+func (r *recording) undo(cause error) error {
+	if r.files != nil {
+		cause = r.files.Undo(cause)
+	}
+	r.tx.rollback()
+	return cause
+}
+
+// record logs c and applies its files, returning with the store's lock held (unless
+// it fails: then nothing of c stays, and the lock is released).
+func (s *Store) record(ctx context.Context, c Commit) (*recording, error) {
 	if !ValidConversationID(c.Conversation) {
 		return nil, fmt.Errorf("invalid conversation id %q: use letters, digits, '_', '-' or '.'", c.Conversation)
-	}
-	if len(c.Changes) == 0 {
-		return nil, nil
 	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	r := &recording{store: s, tx: &transaction{store: s}, files: c.Files, unlock: unlock}
+	if err := r.run(c); err != nil {
+		unlock()
+		return nil, err
+	}
+	return r, nil
+}
 
-	if c.Check != nil {
-		if err := c.Check(); err != nil {
-			return nil, err
+// run is record's work under the lock: verify, stage while logging, apply.
+func (r *recording) run(c Commit) error {
+	if len(c.Changes) == 0 {
+		return nil
+	}
+	f := c.Files
+	if f == nil {
+		var err error
+		if r.entries, err = r.store.logChanges(r.tx, c); err != nil {
+			r.tx.rollback()
 		}
+		return err
+	}
+	if err := f.Verify(); err != nil {
+		return err
 	}
 	var staging sync.WaitGroup
 	var stageErr error
-	if c.Stage != nil {
-		staging.Go(func() { stageErr = c.Stage() })
-	}
-	tx := &transaction{store: s}
-	entries, err := s.logChanges(tx, c)
+	staging.Go(func() { stageErr = f.Stage() })
+	entries, err := r.store.logChanges(r.tx, c)
 	staging.Wait()
 	if err == nil {
 		err = stageErr
 	}
-	if err == nil && c.Apply != nil {
-		err = c.Apply()
+	if err == nil {
+		err = f.Apply()
 	}
 	if err != nil {
-		tx.rollback()
-		return nil, err
+		r.tx.rollback()
+		return f.Undo(err)
 	}
-	if c.Apply != nil {
-		s.rememberIdentity(entries, c.Changes)
-	}
-	return entries, nil
+	r.entries, r.changes = entries, c.Changes
+	return nil
 }
 
 // logChanges hashes, diffs and logs c's changes in tx (after any change made
@@ -182,7 +269,7 @@ func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
 			return nil, err
 		}
 	}
-	if c.Once > 0 && c.Apply == nil {
+	if c.Once > 0 && c.Files == nil {
 		var err error
 		if c.Changes, err = s.dropRecorded(c.Changes, c.Once); err != nil || len(c.Changes) == 0 {
 			return nil, err

@@ -49,7 +49,7 @@ func TestPlantedSymlinksInTheStoreAreNotFollowedOutside(t *testing.T) {
 			ch := Change{Op: Edit, Path: w.abs("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}
 			entries, err := w.store.Record(context.Background(), Commit{
 				Conversation: "conv_1_x", Tool: "test", Source: SourceMCP, Changes: []Change{ch},
-				Apply: func() error { return w.applyChange(ch) },
+				Files: w.files(ch),
 			})
 			want := "a\n"
 			if err == nil { // rebuilds.log is only written by a decision

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -24,15 +25,7 @@ func TestRowsPerConversationThenEdit(t *testing.T) {
 		t.Helper()
 		abs := filepath.Join(root.Path(), rel)
 		os.MkdirAll(filepath.Dir(abs), 0o755)
-		entries, err := store.Record(context.Background(), history.Commit{
-			Conversation: conv, Tool: "edit_file", Source: history.SourceMCP,
-			Changes: []history.Change{{Op: history.Edit, Path: abs, Before: []byte(before), BeforeExists: true, After: []byte(after)}},
-			Apply:   func() error { return os.WriteFile(abs, []byte(after), 0o644) },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return entries[0].EditID
+		return testenv.Record(t, store, root, conv, history.Change{Op: history.Edit, Path: abs, Before: []byte(before), BeforeExists: true, After: []byte(after)}).EditID
 	}
 	os.WriteFile(filepath.Join(root.Path(), "a.txt"), []byte("1\n2\n3\n4\n5\n"), 0o644)
 	id1 := record("conv_1_a", "a.txt", "1\n2\n3\n4\n5\n", "one\n2\n3\n4\nfive\n")

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/tests/nvim/ideclient"
+	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
 )
 
 type (

@@ -22,7 +22,7 @@ import (
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
-	"github.com/mcpdiff/mcpdiff/tests/nvim/ideclient"
+	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
 )
 
 // waitLimit bounds every wait; reaching it is a failure, never a pace.

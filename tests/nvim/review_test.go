@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/tests/storegen"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // Pending edits of the history in file buffers (signs, hunks(), navigation,
@@ -580,7 +580,7 @@ func TestReviewListOfTenThousandEntries(t *testing.T) {
 	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
-		convs, err := storegen.Write(s.ws, 100, 100)
+		convs, err := testenv.WriteStore(s.ws, 100, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

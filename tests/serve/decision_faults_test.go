@@ -13,7 +13,6 @@ package serve
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -73,26 +73,7 @@ func newRecorder(t *testing.T, dir string) *recorder {
 
 func (r *recorder) change(conv string, ch history.Change) string {
 	r.t.Helper()
-	rel, _ := filepath.Rel(r.dir, ch.Path)
-	entries, err := r.store.Record(context.Background(), history.Commit{
-		Conversation: conv, Tool: "test", Source: history.SourceMCP, Changes: []history.Change{ch},
-		Apply: func() error {
-			switch ch.Op {
-			case history.Create:
-				return r.root.CreateFile(rel, ch.After, workspace.WriteOptions{Perm: 0o644})
-			case history.Delete:
-				return r.root.Remove(rel)
-			case history.Move:
-				from, _ := filepath.Rel(r.dir, ch.From)
-				return r.root.Move(from, rel)
-			}
-			return r.root.WriteFile(rel, ch.After, workspace.WriteOptions{})
-		},
-	})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return entries[0].EditID
+	return testenv.Record(r.t, r.store, r.root, conv, ch).EditID
 }
 
 func (r *recorder) edit(conv, rel, after string) string {

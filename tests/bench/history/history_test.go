@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -45,15 +46,7 @@ func newWS(b *testing.B) *ws {
 // edit records and writes one edit of the file rel from before to after.
 func (w *ws) edit(b *testing.B, conv, rel string, before, after []byte) *history.Entry {
 	b.Helper()
-	entries, err := w.store.Record(context.Background(), history.Commit{
-		Conversation: conv, Tool: "edit_file", Source: history.SourceMCP,
-		Changes: []history.Change{{Op: history.Edit, Path: filepath.Join(w.dir, rel), Before: before, BeforeExists: true, After: after}},
-		Apply:   func() error { return w.root.WriteFile(rel, after, workspace.WriteOptions{Perm: 0o644}) },
-	})
-	if err != nil {
-		b.Fatalf("record an edit of %s: %v", rel, err)
-	}
-	return entries[0]
+	return testenv.Record(b, w.store, w.root, conv, history.Change{Op: history.Edit, Path: filepath.Join(w.dir, rel), Before: before, BeforeExists: true, After: after})
 }
 
 func (w *ws) write(b *testing.B, rel string, lines []string) {

@@ -13,7 +13,7 @@ import (
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
-	"github.com/mcpdiff/mcpdiff/tests/nvim/ideclient"
+	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
 )
 
 // editor is a headless Neovim with the plugin, a UI attached (so that "drawn" means

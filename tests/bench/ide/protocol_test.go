@@ -9,7 +9,7 @@ import (
 	"time"
 
 	bide "github.com/mcpdiff/mcpdiff/bridge/ide"
-	"github.com/mcpdiff/mcpdiff/tests/nvim/ideclient"
+	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
 )
 
 // instantEditor shows nothing: with it the IDE server's own share of the times

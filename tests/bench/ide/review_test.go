@@ -1,7 +1,6 @@
 package ide
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
-	"github.com/mcpdiff/mcpdiff/tests/storegen"
 )
 
 // Reviewing the edit history in Neovim: the review list over a big store, the
@@ -47,7 +46,7 @@ func (e *editor) commands(b *testing.B) {
 func BenchmarkReviewListOpen(b *testing.B) {
 	e := startEditor(b, "vertical")
 	e.commands(b)
-	if _, err := storegen.Write(e.ws, 100, 100); err != nil {
+	if _, err := testenv.WriteStore(e.ws, 100, 100); err != nil {
 		b.Fatal(err)
 	}
 	err := e.v.ExecLua(`
@@ -122,14 +121,7 @@ func recordLine(b *testing.B, store *history.Store, root *workspace.Root, conv, 
 	before := []byte(strings.Join(lines, ""))
 	lines[n] = fmt.Sprintf("line %d: EDITED by the agent at %d\n", n+1, time.Now().UnixNano())
 	after := []byte(strings.Join(lines, ""))
-	_, err := store.Record(context.Background(), history.Commit{
-		Conversation: conv, Tool: "edit_file", Source: history.SourceMCP,
-		Changes: []history.Change{{Op: history.Edit, Path: filepath.Join(root.Path(), rel), Before: before, BeforeExists: true, After: after}},
-		Apply:   func() error { return root.WriteFile(rel, after, workspace.WriteOptions{Perm: 0o644}) },
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	testenv.Record(b, store, root, conv, history.Change{Op: history.Edit, Path: filepath.Join(root.Path(), rel), Before: before, BeforeExists: true, After: after})
 }
 
 // waitSigns waits until the buffer of path shows n signs of pending edits.

@@ -1,10 +1,4 @@
-// Package storegen writes big edit-history stores quickly for the tests and
-// benchmarks that need thousands of entries (recording each through the history
-// package would take minutes). The stores are complete: log lines as the history
-// writes them, a real diff per edit, a checkpoint where a conversation first touches
-// a file, and the files on disk as the history says they are, so decisions work on
-// them too.
-package storegen
+package testenv
 
 import (
 	"bytes"
@@ -26,10 +20,10 @@ const (
 	linesPerFile = 200
 )
 
-// Write makes ws/.mcp/edit_history with convs conversations of perConv edits each,
+// WriteStore makes ws/.mcp/edit_history with convs conversations of perConv edits each,
 // spread over files file000.go... of ws, each edit changing one line. Every tenth
 // edit is pending, the rest accepted. It returns the conversation ids in order.
-func Write(ws string, convs, perConv int) ([]string, error) {
+func WriteStore(ws string, convs, perConv int) ([]string, error) {
 	store := filepath.Join(ws, filepath.FromSlash(history.Dir))
 	for _, d := range []string{"logs", "diffs", "checkpoints", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(store, d), 0o700); err != nil {

@@ -1,0 +1,107 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Binary is the mcpdiff binary under test, set by Main.
+var Binary string
+
+// raceLogs is where the binary's data race reports go (GORACE log_path).
+var raceLogs string
+
+// Build says how Main gets the binary when $MCPDIFF_BIN is not set.
+type Build int
+
+const (
+	// RaceBuild builds with -race: the end-to-end suites, where the binary's
+	// goroutines (the bridge, serve, hooks) run for real.
+	RaceBuild Build = iota
+	// PlainBuild builds without: benchmarks, which time the binary users run.
+	PlainBuild
+)
+
+// Main runs a suite of tests that run the mcpdiff binary, and exits. The binary is
+// $MCPDIFF_BIN, else built into a temp folder as b says. Every process the suite
+// starts inherits GORACE (use Env for a hand-made environment): a -race binary exits
+// at once (no atexit sleep) and writes its reports to a folder that Main reads after
+// the tests; any report fails the suite, printed in full. setup, when not nil, runs
+// before the tests (after the binary is known); its error fails the suite.
+func Main(m *testing.M, b Build, setup func() error) {
+	os.Exit(run(m, b, setup))
+}
+
+func run(m *testing.M, b Build, setup func() error) int {
+	dir, err := os.MkdirTemp("", "mcpdiff-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	raceLogs = filepath.Join(dir, "races")
+	if err := os.Mkdir(raceLogs, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	os.Setenv("GORACE", goraceValue())
+	Binary = os.Getenv("MCPDIFF_BIN")
+	if Binary == "" {
+		Binary = filepath.Join(dir, "mcpdiff")
+		args := []string{"build", "-o", Binary}
+		if b == RaceBuild {
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, "./cmd/mcpdiff")...)
+		build.Dir = RepoRoot()
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
+			return 1
+		}
+	}
+	if setup != nil {
+		if err := setup(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	code := m.Run()
+	if reports := RaceReports(); reports != "" {
+		fmt.Fprintf(os.Stderr, "FAIL: data races in processes of %s the tests started:\n%s\n", Binary, reports)
+		return 1
+	}
+	return code
+}
+
+func goraceValue() string {
+	return "atexit_sleep_ms=0 log_path=" + filepath.Join(raceLogs, "race")
+}
+
+// Env is an environment of exactly kv plus PATH and GORACE, for processes that must
+// not see the user's settings.
+func Env(kv ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	if raceLogs != "" {
+		env = append(env, "GORACE="+goraceValue())
+	}
+	return append(env, kv...)
+}
+
+// RaceReports is every data race report written so far by processes the suite
+// started, or "".
+func RaceReports() string {
+	if raceLogs == "" {
+		return ""
+	}
+	files, _ := filepath.Glob(filepath.Join(raceLogs, "race*"))
+	var b strings.Builder
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		fmt.Fprintf(&b, "%s:\n%s\n", f, data)
+	}
+	return b.String()
+}

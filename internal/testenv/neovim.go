@@ -1,0 +1,58 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Neovims are the Neovim binaries to run a test on: $MCPDIFF_NVIMS (colon-separated),
+// else Debian's /usr/bin/nvim and the Neovim 0.10 that scripts/nvim-0.10 installs,
+// those that exist. With none, the test is skipped, or fails when
+// MCPDIFF_REQUIRE_NVIM=1 (as in `make test`, where a missing Neovim must not pass).
+func Neovims(tb testing.TB) []string {
+	tb.Helper()
+	var out []string
+	for _, p := range neovimCandidates() {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		const msg = "no Neovim found (set MCPDIFF_NVIMS, colon-separated, or install Debian's neovim and run scripts/nvim-0.10)"
+		if os.Getenv("MCPDIFF_REQUIRE_NVIM") == "1" {
+			tb.Fatal(msg + "; MCPDIFF_REQUIRE_NVIM=1 says the tests need one")
+		}
+		tb.Skip(msg)
+	}
+	return out
+}
+
+func neovimCandidates() []string {
+	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
+		return strings.FieldsFunc(env, func(r rune) bool { return r == ':' })
+	}
+	home, _ := os.UserHomeDir()
+	return []string{"/usr/bin/nvim", filepath.Join(home, ".cache/nvim-0.10/bin/nvim")}
+}
+
+// NeovimVersion is the first line of `nvim --version` ("NVIM v0.10.4"), or the
+// binary's path when it does not run.
+func NeovimVersion(bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return bin
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(first)
+}
+
+// EachNeovim runs fn as a subtest per Neovim (see Neovims), named by its version.
+func EachNeovim(t *testing.T, fn func(t *testing.T, nvim string)) {
+	t.Helper()
+	for _, bin := range Neovims(t) {
+		t.Run(strings.ReplaceAll(NeovimVersion(bin), " ", "-"), func(t *testing.T) { fn(t, bin) })
+	}
+}

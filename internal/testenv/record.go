@@ -1,0 +1,52 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
+)
+
+// Record records ch (tool "edit_file", source mcp) in conversation conv of store, the
+// history of root, and puts it on disk as the file tools do, through a workspace
+// transaction. It returns the entry.
+func Record(tb testing.TB, store *history.Store, root *workspace.Root, conv string, ch history.Change) *history.Entry {
+	tb.Helper()
+	entries, err := store.Record(context.Background(), history.Commit{
+		Conversation: conv, Tool: "edit_file", Source: history.SourceMCP,
+		Changes: []history.Change{ch}, Files: Transaction(root, ch),
+	})
+	if err != nil {
+		tb.Fatalf("record %s of %s: %v", ch.Op, ch.Path, err)
+	}
+	return entries[0]
+}
+
+// Transaction is the workspace transaction that puts ch on disk in root.
+func Transaction(root *workspace.Root, ch history.Change) *workspace.Tx {
+	file := func(abs string) workspace.File {
+		rel, _ := filepath.Rel(root.Path(), abs)
+		return workspace.File{Root: root, Rel: rel, Abs: abs}
+	}
+	from := ch.Path
+	if ch.Op == history.Move {
+		from = ch.From
+	}
+	was := workspace.Was{Content: ch.Before, Exists: ch.BeforeExists}
+	if ch.BeforeExists {
+		was.Info, _ = os.Stat(from)
+	}
+	tx := workspace.NewTx(false)
+	switch ch.Op {
+	case history.Delete:
+		tx.Delete(file(ch.Path), was)
+	case history.Move:
+		tx.Move(file(ch.From), was, file(ch.Path))
+	default:
+		tx.Write(file(ch.Path), was, ch.After)
+	}
+	return tx
+}

@@ -1,0 +1,75 @@
+// Package testenv is what the tests and benchmarks of mcpdiff share: the binary under
+// test (built with -race, its data races collected and turned into failures), the
+// Neovims to run on, waiting on a condition with a deadline, golden files updated
+// with one switch, benchmark tables, and fixtures: big edit-history stores written
+// in a second (WriteStore) and edits recorded as the file tools record them (Record).
+//
+// The environment it reads:
+//
+//	MCPDIFF_BIN            the binary under test; `make test` passes a -race build,
+//	                       `make bench` a plain one (without it: built into a temp folder)
+//	MCPDIFF_NVIMS          Neovim binaries, colon-separated (default: /usr/bin/nvim and
+//	                       ~/.cache/nvim-0.10/bin/nvim when present)
+//	MCPDIFF_REQUIRE_NVIM=1 a test that needs Neovim fails, not skips, when none is found
+//	                       (`make test` sets it)
+//	UPDATE_SNAPSHOTS=1     golden files are rewritten instead of compared
+package testenv
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// WaitLimit bounds every wait; reaching it is a failure, never a pace.
+const WaitLimit = 20 * time.Second
+
+// RepoRoot is the checkout's root folder.
+func RepoRoot() string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..")
+}
+
+// Eventually polls cond until it holds, failing the test after WaitLimit.
+func Eventually(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(WaitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Updating tells whether golden files are rewritten (UPDATE_SNAPSHOTS=1) rather than
+// compared.
+func Updating() bool { return os.Getenv("UPDATE_SNAPSHOTS") == "1" }
+
+// Snapshot compares got with the golden file at path, or writes it when Updating.
+// It reports whether they matched (or the file was written); on a mismatch it has
+// already failed the test, saying how to accept the change.
+func Snapshot(tb testing.TB, path string, got []byte) bool {
+	tb.Helper()
+	if Updating() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return true
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run with UPDATE_SNAPSHOTS=1 to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		tb.Errorf("%s changed; if that is deliberate, run the test again with UPDATE_SNAPSHOTS=1\n got: %s\nwant: %s", path, got, want)
+		return false
+	}
+	return true
+}
