@@ -1,26 +1,34 @@
 # make        builds bin/mcpdiff (what lazy.nvim's `build = "make"` runs)
-# make test   the whole suite: vet, unit and end-to-end tests with -race on Neovim 0.7.2
-#             and 0.10, and a short run of every fuzz target
+# make test   the whole suite: lint (Go and Lua), unit and end-to-end tests with -race
+#             on Neovim 0.7.2 and 0.10, and a short run of every fuzz target
+# make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua
 # make bench  benchmarks, side by side with the peers they name
 
 GO      ?= go
 BIN     := bin/mcpdiff
+RACEBIN := bin/mcpdiff-race
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum
 FUZZTIME ?= 4s
 
-.PHONY: all test unit fuzz bench clean
+.PHONY: all test unit fuzz bench clean lint
 
 all: $(BIN)
 
 $(BIN): $(SOURCES)
 	$(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
 
+# The end-to-end suites run the -race build: its data races fail the suite that
+# started it (internal/testenv collects them through GORACE's log_path).
+$(RACEBIN): $(SOURCES)
+	$(GO) build -race -ldflags "-X main.commit=$(COMMIT)" -o $(RACEBIN) ./cmd/mcpdiff
+
 # Neovim 0.7.2 is Debian's `nvim`; 0.10 comes from scripts/nvim-0.10 (cached in
-# ~/.cache/nvim-0.10 after the first run). The tests run every listed Neovim.
-test: $(BIN)
-	$(GO) vet ./...
-	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(command -v nvim):$$(scripts/nvim-0.10)" \
+# ~/.cache/nvim-0.10 after the first run). The tests run every listed Neovim, and
+# fail (not skip) without one.
+test: $(BIN) $(RACEBIN) lint
+	MCPDIFF_BIN=$(CURDIR)/$(RACEBIN) MCPDIFF_REQUIRE_NVIM=1 \
+		MCPDIFF_NVIMS="$$(command -v nvim):$$(scripts/nvim-0.10)" \
 		$(GO) test -race -count=1 -timeout 30m ./...
 	@# A 50 MB frame takes minutes under -race (JSON decoding); without it, seconds.
 	$(GO) test -count=1 -run 'FiftyMegabyte' ./bridge/ide/
@@ -38,6 +46,22 @@ fuzz:
 				$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || { rm -f fuzz.log; exit 1; }; }; \
 		done; \
 	done; rm -f fuzz.log
+
+# Lint: each tool must report nothing. .ci/run installs them at pinned versions
+# (staticcheck and deadcode into Go's bin folder, stylua into ~/.cache/mcpdiff).
+# deadcode runs twice: from main (internal/testenv, only used by tests, left out)
+# and from the tests too.
+GOBINDIR := $(shell $(GO) env GOPATH 2>/dev/null)/bin
+STYLUA   ?= $(firstword $(wildcard $(HOME)/.cache/mcpdiff/stylua/node_modules/.bin/stylua) stylua)
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^third_party/')); \
+		if [ -n "$$out" ]; then echo "gofmt: not formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GOBINDIR)/staticcheck ./...
+	@out=$$($(GOBINDIR)/deadcode ./... | grep -v '^internal/testenv/'; $(GOBINDIR)/deadcode -test ./...); \
+		if [ -n "$$out" ]; then echo "deadcode:"; echo "$$out"; exit 1; fi
+	luacheck -q lua plugin
+	$(STYLUA) --check lua plugin
 
 bench: $(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \

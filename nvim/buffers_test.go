@@ -11,20 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
 )
 
-// testNvim returns the first Neovim of $MCPDIFF_NVIMS (or nvim on PATH).
+// testNvim returns the first Neovim found (see testenv.Neovims).
 func testNvim(t testing.TB) string {
 	t.Helper()
-	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
-		return strings.Split(env, ":")[0]
-	}
-	path, err := exec.LookPath("nvim")
-	if err != nil {
-		t.Skip("no Neovim: set MCPDIFF_NVIMS")
-	}
-	return path
+	return testenv.Neovims(t)[0]
 }
 
 // listeningNvim starts a headless Neovim listening on a socket, as a user's Neovim

@@ -13,13 +13,6 @@ import (
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 )
 
-// decisions records what the Editor reports.
-type decisions chan string
-
-func (d decisions) Decide(tab string, accepted bool, text string) {
-	d <- fmt.Sprintf("%s %v %d", tab, accepted, len(text))
-}
-
 // pluginNvim starts an embedded Neovim with the plugin's Lua on the runtimepath
 // (no bridge: the Editor under test plays its part).
 func pluginNvim(tb testing.TB) *nvimrpc.Nvim {

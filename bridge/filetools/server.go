@@ -134,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 		// this option for the MCP deprecation window of at least twelve months, so
 		// until 2027-07-28 at the earliest; before then, roots/list is to be asked
 		// through mcp-go's InputRequestBuilder (multi round-trip) instead.
+		//lint:ignore SA1019 deliberate until then, as said above
 		server.WithLegacyServerInitiatedRequests(),
 		server.WithInstructions(instructions),
 	)

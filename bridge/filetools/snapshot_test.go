@@ -2,14 +2,15 @@ package filetools
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // Every tool's schema, description and annotations are what the model sees; a change
-// to them must be deliberate. UPDATE_SNAPSHOTS=1 go test ./bridge rewrites the
+// to them must be deliberate. UPDATE_SNAPSHOTS=1 go test ./bridge/filetools rewrites the
 // snapshots in testdata/toolsnaps.
 func TestToolSchemaSnapshots(t *testing.T) {
 	srv, err := New(Config{Roots: []string{t.TempDir()}})
@@ -32,20 +33,6 @@ func TestToolSchemaSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, '\n')
-		path := filepath.Join(dir, name+".json")
-		if os.Getenv("UPDATE_SNAPSHOTS") != "" {
-			os.MkdirAll(dir, 0o755)
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%s: no snapshot (run with UPDATE_SNAPSHOTS=1 to create it): %v", name, err)
-		}
-		if string(got) != string(want) {
-			t.Errorf("%s's schema changed; if that is deliberate, run UPDATE_SNAPSHOTS=1 go test ./bridge\n got: %s\nwant: %s", name, got, want)
-		}
+		testenv.Snapshot(t, filepath.Join(dir, name+".json"), got)
 	}
 }

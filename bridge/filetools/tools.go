@@ -21,21 +21,6 @@ func (s *Server) tools() []serverTool {
 	return append(out, s.batchTools()...)
 }
 
-// ToolNames lists the names of the tools a server with these toolsets offers.
-func ToolNames(toolsets []string) ([]string, error) {
-	selected, err := selectToolsets(toolsets)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, t := range (&Server{}).tools() {
-		if selected[t.toolset] {
-			names = append(names, t.def.Name)
-		}
-	}
-	return names, nil
-}
-
 func boolPtr(b bool) *bool { return &b }
 
 // readOnly marks a tool that changes no file.

@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
+	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
 )
 
 // waitLimit bounds every wait in these tests; reaching it is a failure, never a pace.
-const waitLimit = 20 * time.Second
+const waitLimit = testenv.WaitLimit
 
 // cliInitialize is the exact initialize request Claude Code 2.1.330 sends.
-const cliInitialize = `{"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"claude-code","title":"Claude Code","version":"2.1.330","description":"Anthropic's agentic coding tool","websiteUrl":"https://claude.com/claude-code"}},"jsonrpc":"2.0","id":0}`
+const cliInitialize = ideclient.CLIInitialize
 
 // --- fake editor ---------------------------------------------------------------
 

@@ -3,9 +3,10 @@ package ide
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 func TestMalformedJSONIsAParseError(t *testing.T) {
@@ -114,19 +115,7 @@ func TestToolsListSnapshot(t *testing.T) {
 		t.Fatalf("indent %s: %v", m.Result, err)
 	}
 	pretty.WriteString("\n")
-	golden := filepath.Join("testdata", "tools_list.golden.json")
-	if os.Getenv("UPDATE_SNAPSHOTS") == "1" {
-		if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_SNAPSHOTS=1 to create it)", err)
-	}
-	if !bytes.Equal(pretty.Bytes(), want) {
-		t.Errorf("tools/list changed (UPDATE_SNAPSHOTS=1 rewrites %s); got:\n%s", golden, pretty.Bytes())
-	}
+	testenv.Snapshot(t, filepath.Join("testdata", "tools_list.golden.json"), pretty.Bytes())
 	names := toolNames(t, m)
 	for _, name := range []string{"openDiff", "close_tab", "closeAllDiffTabs", "openFile", "getDiagnostics",
 		"getCurrentSelection", "getLatestSelection", "getOpenEditors", "getWorkspaceFolders",

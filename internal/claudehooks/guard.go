@@ -74,7 +74,7 @@ func ask(ctx context.Context, addr, path string) answer {
 	}
 	modified, err := b.Modified(path)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("Neovim did not say within %v whether it has unsaved changes (is it busy, or waiting at a prompt?)", askNeovimFor)
+		err = fmt.Errorf("no answer from Neovim within %v on whether it has unsaved changes (is it busy, or waiting at a prompt?)", askNeovimFor)
 	}
 	return answer{modified: modified, err: err}
 }

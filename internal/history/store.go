@@ -276,10 +276,6 @@ func (s *Store) TakeNotes() []string {
 	return s.takeNotes()
 }
 
-// tempDir is the folder, relative to the workspace, where workspace files are staged
-// before their rename, so a killed process leaves no temp file among the user's files.
-func (s *Store) tempDir() string { return filepath.Join(filepath.FromSlash(Dir), "tmp") }
-
 // lastSeq is the newest sequence number this process handed out.
 var lastSeq atomic.Int64
 

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,17 +27,33 @@ const (
 	PlainBuild
 )
 
-// Main runs a suite of tests that run the mcpdiff binary, and exits. The binary is
-// $MCPDIFF_BIN, else built into a temp folder as b says. Every process the suite
-// starts inherits GORACE (use Env for a hand-made environment): a -race binary exits
-// at once (no atexit sleep) and writes its reports to a folder that Main reads after
-// the tests; any report fails the suite, printed in full. setup, when not nil, runs
-// before the tests (after the binary is known); its error fails the suite.
-func Main(m *testing.M, b Build, setup func() error) {
-	os.Exit(run(m, b, setup))
+// Suite says how Main runs a suite.
+type Suite struct {
+	Build Build
+	// Setup, when not nil, runs before the tests, once the binary is known; its error
+	// fails the suite.
+	Setup func() error
+	// Done, when not nil, runs after the tests (benchmarks print their tables).
+	Done func()
+	// BenchOnly: without -bench (under `go test ./...`) the tests run with nothing
+	// built and no Setup.
+	BenchOnly bool
 }
 
-func run(m *testing.M, b Build, setup func() error) int {
+// Main runs a suite of tests that run the mcpdiff binary, and exits. The binary is
+// $MCPDIFF_BIN, else built into a temp folder as s.Build says. Every process the
+// suite starts inherits GORACE (use Env for a hand-made environment): a -race binary
+// exits at once (no atexit sleep) and writes its reports to a folder that Main reads
+// after the tests; any report fails the suite, printed in full.
+func Main(m *testing.M, s Suite) {
+	os.Exit(run(m, s))
+}
+
+func run(m *testing.M, s Suite) int {
+	flag.Parse()
+	if s.BenchOnly && !Benchmarking() {
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "mcpdiff-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -53,7 +70,7 @@ func run(m *testing.M, b Build, setup func() error) int {
 	if Binary == "" {
 		Binary = filepath.Join(dir, "mcpdiff")
 		args := []string{"build", "-o", Binary}
-		if b == RaceBuild {
+		if s.Build == RaceBuild {
 			args = append(args, "-race")
 		}
 		build := exec.Command("go", append(args, "./cmd/mcpdiff")...)
@@ -63,13 +80,16 @@ func run(m *testing.M, b Build, setup func() error) int {
 			return 1
 		}
 	}
-	if setup != nil {
-		if err := setup(); err != nil {
+	if s.Setup != nil {
+		if err := s.Setup(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
 	code := m.Run()
+	if s.Done != nil {
+		s.Done()
+	}
 	if reports := RaceReports(); reports != "" {
 		fmt.Fprintf(os.Stderr, "FAIL: data races in processes of %s the tests started:\n%s\n", Binary, reports)
 		return 1

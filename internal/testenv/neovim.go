@@ -14,18 +14,24 @@ import (
 // MCPDIFF_REQUIRE_NVIM=1 (as in `make test`, where a missing Neovim must not pass).
 func Neovims(tb testing.TB) []string {
 	tb.Helper()
-	var out []string
-	for _, p := range neovimCandidates() {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
+	out := FoundNeovims()
 	if len(out) == 0 {
 		const msg = "no Neovim found (set MCPDIFF_NVIMS, colon-separated, or install Debian's neovim and run scripts/nvim-0.10)"
 		if os.Getenv("MCPDIFF_REQUIRE_NVIM") == "1" {
 			tb.Fatal(msg + "; MCPDIFF_REQUIRE_NVIM=1 says the tests need one")
 		}
 		tb.Skip(msg)
+	}
+	return out
+}
+
+// FoundNeovims are the Neovims of Neovims that exist, without a test to skip or fail.
+func FoundNeovims() []string {
+	var out []string
+	for _, p := range neovimCandidates() {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
 	}
 	return out
 }

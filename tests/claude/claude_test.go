@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,13 +23,14 @@ import (
 	nvimrpc "github.com/neovim/go-client/nvim"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 const waitLimit = 60 * time.Second
 
 var (
-	repoRoot  string
+	repoRoot  = testenv.RepoRoot()
 	binPath   string
 	claudeBin string
 )
@@ -39,29 +39,12 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(captureEnv); dir != "" {
 		os.Exit(captureHook(dir)) // run by Claude Code as its hook: see fixtures_test.go
 	}
-	_, here, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(here), "..", "..")
 	claudeBin = os.Getenv("MCPDIFF_CLAUDE_BIN")
 	if claudeBin == "" {
 		home, _ := os.UserHomeDir()
 		claudeBin = filepath.Join(home, ".cache/mcpdiff/claude-code/node_modules/.bin/claude")
 	}
-	binPath = os.Getenv("MCPDIFF_BIN")
-	if binPath == "" {
-		dir, err := os.MkdirTemp("", "mcpdiff-claude")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(dir)
-		binPath = filepath.Join(dir, "mcpdiff")
-		build := exec.Command("go", "build", "-o", binPath, "./cmd/mcpdiff")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-			os.Exit(1)
-		}
-	}
-	os.Exit(m.Run())
+	testenv.Main(m, testenv.Suite{Setup: func() error { binPath = testenv.Binary; return nil }})
 }
 
 func requireTools(t *testing.T) {
@@ -74,29 +57,9 @@ func requireTools(t *testing.T) {
 	}
 }
 
-// nvims lists the Neovims to run on, as the other suites do.
-func nvims() []string {
-	list := os.Getenv("MCPDIFF_NVIMS")
-	if list == "" {
-		home, _ := os.UserHomeDir()
-		list = "/usr/bin/nvim:" + filepath.Join(home, ".cache/nvim-0.10/bin/nvim")
-	}
-	var out []string
-	for _, p := range strings.Split(list, ":") {
-		if _, err := os.Stat(p); p != "" && err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func TestRealClaudeCodeAcceptAndReject(t *testing.T) {
 	requireTools(t)
-	bins := nvims()
-	if len(bins) == 0 {
-		t.Skip("no Neovim found (set MCPDIFF_NVIMS)")
-	}
-	for _, bin := range bins {
+	for _, bin := range testenv.Neovims(t) {
 		v := nvimVersion(bin)
 		t.Run(v+"/accept", func(t *testing.T) { scenario(t, bin, flow{accept: true}) })
 		t.Run(v+"/edit then accept", func(t *testing.T) { scenario(t, bin, flow{accept: true, userEdit: true}) })
@@ -117,9 +80,7 @@ type flow struct {
 }
 
 func nvimVersion(bin string) string {
-	out, _ := exec.Command(bin, "--version").Output()
-	first, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimPrefix(first, "NVIM ")
+	return strings.TrimPrefix(testenv.NeovimVersion(bin), "NVIM ")
 }
 
 const (
@@ -316,11 +277,11 @@ func newWorld(t *testing.T) *world {
 }
 
 func (w *world) env() []string {
-	return []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + w.home, "CLAUDE_CONFIG_DIR=" + w.config, "TERM=xterm-256color",
-		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local/state"),
-		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local/share"),
-	}
+	return testenv.Env(
+		"HOME="+w.home, "CLAUDE_CONFIG_DIR="+w.config, "TERM=xterm-256color",
+		"XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"), "XDG_STATE_HOME="+filepath.Join(w.home, ".local/state"),
+		"XDG_DATA_HOME="+filepath.Join(w.home, ".local/share"),
+	)
 }
 
 // startNeovim starts a headless Neovim in the workspace with the plugin and returns

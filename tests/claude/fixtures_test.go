@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // The unit tests of internal/claudehooks replay hook inputs recorded from the real
-// CLI. TestCaptureHookFixtures records them again (after a Claude Code upgrade):
+// CLI. TestCaptureHookFixtures records them again (after a Claude Code upgrade), with
+// the switch that updates every golden file:
 //
-//	MCPDIFF_CAPTURE_FIXTURES=1 go test ./tests/claude -run TestCaptureHookFixtures
+//	UPDATE_SNAPSHOTS=1 go test ./tests/claude -run TestCaptureHookFixtures
 //
 // Claude Code runs this test binary as its hook; the binary saves each input (paths
 // replaced by placeholders) and, after each write, the file's bytes.
@@ -42,8 +45,8 @@ var fixtureFiles = map[string]string{
 }
 
 func TestCaptureHookFixtures(t *testing.T) {
-	if os.Getenv("MCPDIFF_CAPTURE_FIXTURES") == "" {
-		t.Skip("records hook fixtures: set MCPDIFF_CAPTURE_FIXTURES=1")
+	if !testenv.Updating() {
+		t.Skip("records hook fixtures: set UPDATE_SNAPSHOTS=1")
 	}
 	requireTools(t)
 	out := filepath.Join(repoRoot, "internal", "claudehooks", "testdata", "session")

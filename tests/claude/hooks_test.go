@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
 )
 
@@ -182,10 +183,7 @@ func TestRealClaudeCodeHooksRecordEdits(t *testing.T) {
 // the agent says why, and the file and the buffer stay as they are.
 func TestRealClaudeCodeGuardOutsideNeovim(t *testing.T) {
 	requireTools(t)
-	bins := nvims()
-	if len(bins) == 0 {
-		t.Skip("no Neovim found (set MCPDIFF_NVIMS)")
-	}
+	bins := testenv.Neovims(t)
 	w := newWorld(t)
 	a := w.write("a.txt", "one\ntwo\n")
 	v, _ := w.startNeovim(bins[len(bins)-1])
@@ -230,7 +228,7 @@ func TestRealClaudeCodeGuardOutsideNeovim(t *testing.T) {
 // unsaved changes is refused.
 func TestRealClaudeCodeInNeovimTerminal(t *testing.T) {
 	requireTools(t)
-	for _, bin := range nvims() {
+	for _, bin := range testenv.Neovims(t) {
 		t.Run(nvimVersion(bin), func(t *testing.T) {
 			w := newWorld(t)
 			a, b := w.write("a.txt", "one\ntwo\n"), w.write("b.txt", "keep\n")

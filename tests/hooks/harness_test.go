@@ -10,44 +10,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-var binary string
-
-func TestMain(m *testing.M) {
-	binary = os.Getenv("MCPDIFF_BIN")
-	if binary != "" {
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "mcpdiff-bin")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "mcpdiff")
-	_, here, _, _ := runtime.Caller(0)
-	// Not with -race: a race build takes a second to start, so the kills of
-	// TestHookKilledMidRecord would all land before the hook does anything. The
-	// guard's goroutines run under -race in tests/nvim.
-	build := exec.Command("go", "build", "-o", binary, "./cmd/mcpdiff")
-	build.Dir = filepath.Join(filepath.Dir(here), "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
 
 // ws is a temp workspace; HOME and CLAUDE_CONFIG_DIR point into it, so no real
 // settings or lock files are read.
@@ -67,7 +41,7 @@ func newWS(t *testing.T) *ws {
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(base, "home"), "CLAUDE_CONFIG_DIR=" + filepath.Join(base, "claude")}
+	w.env = testenv.Env("HOME="+filepath.Join(base, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"))
 	return w
 }
 
@@ -115,7 +89,7 @@ func (w *ws) hook(input string, env ...string) (stdout, stderr string, code int)
 }
 
 func (w *ws) command(env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(testenv.Binary, args...)
 	cmd.Dir = w.dir
 	cmd.Env = append(append([]string{}, w.env...), env...)
 	return cmd

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // hooks runs `mcpdiff hooks ARGS` in the workspace.
@@ -73,7 +75,7 @@ func TestHooksInstallMergesAndUninstallRestores(t *testing.T) {
 	if err := json.Unmarshal([]byte(installed), &doc); err != nil {
 		t.Fatalf("install wrote invalid JSON: %v\n%s", err, installed)
 	}
-	want := binary + " hook"
+	want := testenv.Binary + " hook"
 	pre, post := doc.Hooks["PreToolUse"], doc.Hooks["PostToolUse"]
 	if len(pre) != 2 || pre[0].Matcher != "Bash" || pre[1].Hooks[0].Command != want || len(post) != 1 || post[0].Hooks[0].Command != want ||
 		pre[1].Matcher != "Edit|Write|MultiEdit|NotebookEdit" || len(doc.Hooks["Stop"]) != 1 {
@@ -133,7 +135,7 @@ func TestHooksInstallScopes(t *testing.T) {
 	}
 	// user: $CLAUDE_CONFIG_DIR/settings.json, and a settings file that is a symlink
 	// (kept in a dotfiles repository) stays one.
-	config := strings.TrimPrefix(w.env[2], "CLAUDE_CONFIG_DIR=")
+	config := filepath.Join(filepath.Dir(w.dir), "claude") // CLAUDE_CONFIG_DIR
 	dotfiles := filepath.Join(filepath.Dir(config), "dotfiles")
 	os.MkdirAll(dotfiles, 0o755)
 	os.MkdirAll(config, 0o755)
@@ -185,7 +187,7 @@ func TestHooksInstallReplacesAnOlderInstall(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	got := w.read(".claude/settings.json")
-	if strings.Contains(got, "/old place/") || strings.Count(got, binary+" hook") != 2 {
+	if strings.Contains(got, "/old place/") || strings.Count(got, testenv.Binary+" hook") != 2 {
 		t.Fatalf("after install over an older one:\n%s", got)
 	}
 }

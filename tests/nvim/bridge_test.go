@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 func portClosed(port int) bool {
@@ -258,7 +260,7 @@ func TestHealth(t *testing.T) {
 		}
 		// Once installed for claude started anywhere in the workspace, it says so.
 		install := exec.Command(binPath, "hooks", "install")
-		install.Dir, install.Env = s.ws, []string{"HOME=" + s.home, "CLAUDE_CONFIG_DIR=" + s.config}
+		install.Dir, install.Env = s.ws, testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config)
 		if out, err := install.CombinedOutput(); err != nil {
 			t.Fatalf("hooks install: %v %s", err, out)
 		}

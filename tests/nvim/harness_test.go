@@ -10,127 +10,40 @@ package nvimtest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
-
-	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
 )
 
 // waitLimit bounds every wait; reaching it is a failure, never a pace.
-const waitLimit = ideclient.WaitLimit
+const waitLimit = testenv.WaitLimit
 
 var (
-	repoRoot string   // the checkout: the plugin's runtimepath entry
-	binPath  string   // the mcpdiff binary under test
-	nvims    []string // Neovim binaries to run every test on
-	raceLogs string   // where a -race build of the bridge reports races ("" when prebuilt)
+	repoRoot = testenv.RepoRoot() // the checkout: the plugin's runtimepath entry
+	binPath  string               // the mcpdiff binary under test
 )
 
 func TestMain(m *testing.M) {
-	code, err := setupSuite(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/nvim:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
-
-func setupSuite(m *testing.M) (int, error) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		return 0, err
-	}
-	repoRoot = root
-	nvims = neovims()
-	if len(nvims) == 0 {
-		return 0, errors.New("no Neovim found: set MCPDIFF_NVIMS")
-	}
-	binPath = os.Getenv("MCPDIFF_BIN")
-	if binPath == "" {
-		dir, err := os.MkdirTemp("", "mcpdiff-bin-")
-		if err != nil {
-			return 0, err
-		}
-		defer os.RemoveAll(dir)
-		binPath = filepath.Join(dir, "mcpdiff")
-		// Built with -race: the bridge's goroutines are exercised here, not in unit tests.
-		build := exec.Command("go", "build", "-race", "-o", binPath, "./cmd/mcpdiff")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("build mcpdiff: %v\n%s", err, out)
-		}
-		raceLogs = filepath.Join(dir, "races")
-		if err := os.Mkdir(raceLogs, 0o755); err != nil {
-			return 0, err
-		}
-	}
-	code := m.Run()
-	if reports, _ := filepath.Glob(filepath.Join(raceLogs, "race*")); raceLogs != "" && len(reports) > 0 {
-		for _, r := range reports {
-			data, _ := os.ReadFile(r)
-			fmt.Fprintf(os.Stderr, "data race in the bridge (%s):\n%s\n", r, data)
-		}
-		return 1, nil
-	}
-	return code, nil
-}
-
-func neovims() []string {
-	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
-		var out []string
-		for _, p := range strings.Split(env, ":") {
-			if p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	var out []string
-	home, _ := os.UserHomeDir()
-	for _, p := range []string{"/usr/bin/nvim", filepath.Join(home, ".cache/nvim-0.10/bin/nvim")} {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+	testenv.Main(m, testenv.Suite{Setup: func() error { binPath = testenv.Binary; return nil }})
 }
 
 // eachNvim runs fn as a subtest per Neovim binary.
 func eachNvim(t *testing.T, fn func(t *testing.T, nvimBin string)) {
 	t.Helper()
-	for _, bin := range nvims {
-		t.Run(nvimVersionName(bin), func(t *testing.T) { fn(t, bin) })
-	}
-}
-
-func nvimVersionName(bin string) string {
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		return filepath.Base(bin)
-	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	return strings.ReplaceAll(strings.TrimSpace(first), " ", "-")
+	testenv.EachNeovim(t, fn)
 }
 
 // eventually polls cond until it holds, failing the test after waitLimit.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.Eventually(t, what, cond)
 }
 
 // processAlive tells whether pid still runs (a zombie counts as gone).
@@ -188,19 +101,15 @@ func newSession(t *testing.T, nvimBin string) *session {
 		t.Fatal(err)
 	}
 	s.ws = ws
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + s.home,
-		"CLAUDE_CONFIG_DIR=" + s.config,
-		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local/share"),
-		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local/state"),
-		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
+	env := testenv.Env(
+		"HOME="+s.home,
+		"CLAUDE_CONFIG_DIR="+s.config,
+		"XDG_CONFIG_HOME="+filepath.Join(s.home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(s.home, ".local/share"),
+		"XDG_STATE_HOME="+filepath.Join(s.home, ".local/state"),
+		"XDG_CACHE_HOME="+filepath.Join(s.home, ".cache"),
 		"TERM=xterm-256color",
-	}
-	if raceLogs != "" {
-		env = append(env, "GORACE=atexit_sleep_ms=0 log_path="+filepath.Join(raceLogs, "race"))
-	}
+	)
 	v, err := nvimrpc.NewChildProcess(
 		nvimrpc.ChildProcessCommand(nvimBin),
 		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),

@@ -12,17 +12,6 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// requireHistoryCLI skips history tests while the binary has no `status` command.
-func requireHistoryCLI(t *testing.T) {
-	t.Helper()
-	cmd := exec.Command(binPath, "status", "--json")
-	cmd.Dir = t.TempDir()
-	out, _ := cmd.CombinedOutput()
-	if strings.Contains(string(out), "unknown command") {
-		t.Skip("mcpdiff status is not implemented in this binary yet")
-	}
-}
-
 // recordEdit records, in the session's workspace, that path went from before to
 // after (already on disk) in conversation conv, and returns the edit id.
 func (s *session) recordEdit(conv, path, before, after string) string {
@@ -96,7 +85,6 @@ func (s *session) waitMessage(contains string) {
 }
 
 func TestHistoryRejectAndAcceptCommands(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, options{"auto_start": false})
 		path := s.writeFile("hello.txt", "a\n")
@@ -122,7 +110,6 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 }
 
 func TestHistoryRejectAfterOutsideChange(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, discard := range []bool{false, true} {
 			s := startNvim(t, nv, options{"auto_start": false})
@@ -159,7 +146,6 @@ require("mcpdiff.history").confirm = function(question) _G.asked = question; ret
 }
 
 func TestStatusReview(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		info, _ := s.bridge()
@@ -214,7 +200,6 @@ func TestStatusReview(t *testing.T) {
 }
 
 func TestAcceptedDiffIsRecorded(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := connected(t, nv, nil)
 		s.initStore()
@@ -247,7 +232,6 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 // A file that differs from its history is reported by the review list and by
 // :checkhealth, with the way out.
 func TestFileThatDiffersFromItsHistoryIsReported(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, options{"auto_start": false})
 		path := s.writeFile("dir/hello.txt", "a\n")

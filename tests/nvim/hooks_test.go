@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // The unsaved-buffer guard of Claude Code's PreToolUse hook (`mcpdiff hook`), against
@@ -29,10 +31,7 @@ func (s *session) runHook(event string, env ...string) hookResult {
 	s.t.Helper()
 	cmd := exec.Command(binPath, "hook")
 	cmd.Dir = s.ws
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.home, "CLAUDE_CONFIG_DIR=" + s.config}, env...)
-	if raceLogs != "" {
-		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0 log_path="+filepath.Join(raceLogs, "race"))
-	}
+	cmd.Env = append(testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config), env...)
 	cmd.Stdin = strings.NewReader(event)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

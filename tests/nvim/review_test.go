@@ -124,7 +124,6 @@ func replaceLines(content string, with map[int]string) string {
 // An edit recorded by anyone while the file is open reloads its buffer and shows
 // its hunks in the sign column; a decision takes them away.
 func TestPendingEditsShowInTheBuffer(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(10)
@@ -167,7 +166,6 @@ func TestPendingEditsShowInTheBuffer(t *testing.T) {
 
 // Unsaved changes above a hunk move it in hunks() (the file on disk is unchanged).
 func TestHunksFollowUnsavedChanges(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(6)
@@ -182,7 +180,6 @@ func TestHunksFollowUnsavedChanges(t *testing.T) {
 // :[range]McpDiffReject takes out the pending changes of those lines only, part of
 // an edit; status says "partly rejected"; accepting the edit puts it back.
 func TestRejectAndAcceptByLines(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(10)
@@ -220,7 +217,6 @@ func TestRejectAndAcceptByLines(t *testing.T) {
 
 // A reject of a file with unsaved changes here is refused and changes nothing.
 func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(5)
@@ -254,7 +250,6 @@ func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
 // A reject refused because later edits changed the same lines names them and
 // offers to reject them too.
 func TestRejectOffersTheLaterEditsInTheWay(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, yes := range []bool{false, true} {
 			s := startNvim(t, nv, nil)
@@ -294,7 +289,6 @@ require("mcpdiff.history").confirm_later = function(q) _G.asked = q; return answ
 // ]h and [h move between pending hunks; the preview shows the edit, its
 // conversation and the original lines.
 func TestNavigateAndPreviewHunks(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(20)
@@ -344,7 +338,6 @@ return {}`, &lines)
 
 // :McpDiffQuickfix lists one entry per pending hunk, across files.
 func TestQuickfixListsEveryPendingHunk(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		a0, b0 := numberedLines(10), numberedLines(4)
@@ -420,7 +413,6 @@ func (s *session) cursorTo(line int) {
 // The list follows the store by itself, whoever changes it, and its keys decide
 // edits and whole conversations, show diffs inline and open files at the edit.
 func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		a0 := numberedLines(12)
@@ -479,7 +471,6 @@ func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
 // A decision in one Neovim shows in another on the same workspace: its buffer is
 // reloaded and its signs and list follow.
 func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s1 := startNvim(t, nv, nil)
 		s2 := startNvim(t, nv, nil)
@@ -514,7 +505,6 @@ func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
 // A reject started in Neovim finishes when Neovim quits meanwhile: the file and the
 // history agree.
 func TestNeovimClosedWhileARejectRuns(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(3000)
@@ -537,7 +527,6 @@ func TestNeovimClosedWhileARejectRuns(t *testing.T) {
 // A range reject of a file changed or deleted outside the history shows the
 // difference and asks before discarding it.
 func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(6)
@@ -577,7 +566,6 @@ require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`,
 
 // A store of 10,000 entries lists in full, and follows a change like a small one.
 func TestReviewListOfTenThousandEntries(t *testing.T) {
-	requireHistoryCLI(t)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		convs, err := testenv.WriteStore(s.ws, 100, 100)

@@ -11,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // cliSplit runs the CLI and returns stdout, stderr and the exit code.
 func cliSplit(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(testenv.Binary, args...)
 	cmd.Dir = dir
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -50,7 +51,7 @@ func TestKillNineDuringEdits(t *testing.T) {
 // number of answers.
 func crashOnce(t *testing.T, dir string, rng *rand.Rand, run int) {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--root", dir)
+	cmd := exec.Command(testenv.Binary, "serve", "--root", dir)
 	cmd.Dir = dir
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

@@ -338,7 +338,7 @@ func requireStrace(t *testing.T) {
 // stderr.
 func straceCLI(t *testing.T, dir string, opts []string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command("strace", append(append(append([]string{"-f", "-qq"}, opts...), "--", binary), args...)...)
+	cmd := exec.Command("strace", append(append(append([]string{"-f", "-qq"}, opts...), "--", testenv.Binary), args...)...)
 	cmd.Dir = dir
 	var errb strings.Builder
 	cmd.Stderr = &errb
@@ -475,7 +475,7 @@ func (c *faultCase) killAtRandom(t *testing.T, rng *rand.Rand, trials int, start
 	found := map[string]int{}
 	for i := range trials {
 		c.restore(t)
-		cmd := exec.Command(binary, c.decision...)
+		cmd := exec.Command(testenv.Binary, c.decision...)
 		cmd.Dir = c.dir
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -7,11 +7,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -20,31 +18,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
-var binary string
-
-func TestMain(m *testing.M) {
-	binary = os.Getenv("MCPDIFF_BIN")
-	if binary == "" {
-		dir, err := os.MkdirTemp("", "mcpdiff-bin")
-		if err != nil {
-			panic(err)
-		}
-		binary = filepath.Join(dir, "mcpdiff")
-		_, here, _, _ := runtime.Caller(0)
-		build := exec.Command("go", "build", "-o", binary, "./cmd/mcpdiff")
-		build.Dir = filepath.Join(filepath.Dir(here), "..", "..")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
-			os.Exit(1)
-		}
-		code := m.Run()
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
 
 // session is one client connected to one `mcpdiff serve`.
 type session struct {
@@ -99,7 +76,7 @@ func startWith(t *testing.T, dir string, o options) *session {
 		}
 		return cmd, nil
 	}
-	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, o.args...),
+	tr := transport.NewStdioWithOptions(testenv.Binary, nil, append([]string{"serve"}, o.args...),
 		transport.WithCommandStderrWriter(stderr), transport.WithCommandFunc(cmdFunc))
 	var opts []client.ClientOption
 	if o.roots != nil {

@@ -9,30 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
 )
-
-// nvims lists the Neovim binaries to test with: $MCPDIFF_NVIMS (colon-separated), or
-// the ones found in the usual places.
-func nvims(t *testing.T) []string {
-	var out []string
-	list := os.Getenv("MCPDIFF_NVIMS")
-	if list == "" {
-		list = "/usr/bin/nvim:" + filepath.Join(os.Getenv("HOME"), ".cache/nvim-0.10/bin/nvim")
-	}
-	for _, p := range strings.Split(list, ":") {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
-		t.Skip("no Neovim found (set MCPDIFF_NVIMS)")
-	}
-	return out
-}
 
 // headlessNeovim is a Neovim editing a.txt ("one\ntwo\n") in a fresh folder.
 type headlessNeovim struct {
@@ -65,7 +44,7 @@ func (n *headlessNeovim) serve(t *testing.T) *session {
 // With Neovim reachable ($NVIM / --nvim), a file with unsaved changes in it is never
 // overwritten, and clean buffers of changed files are reloaded.
 func TestServeRespectsNeovimBuffers(t *testing.T) {
-	for _, bin := range nvims(t) {
+	for _, bin := range testenv.Neovims(t) {
 		t.Run(nvimVersion(t, bin), func(t *testing.T) {
 			n := startNeovim(t, bin)
 			v, s := n.v, n.serve(t)
@@ -95,7 +74,7 @@ func TestServeRespectsNeovimBuffers(t *testing.T) {
 // A buffer check that gets no answer refuses the write (the buffer may hold unsaved
 // work); once Neovim has exited, the tools go on without checks.
 func TestServeRefusesWhenNeovimCannotBeAsked(t *testing.T) {
-	for _, bin := range nvims(t) {
+	for _, bin := range testenv.Neovims(t) {
 		t.Run(nvimVersion(t, bin), func(t *testing.T) {
 			n := startNeovim(t, bin)
 			s, cmd, file := n.serve(t), n.cmd, n.file

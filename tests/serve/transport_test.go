@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // rootsHandler answers roots/list with whatever folders it currently holds.
@@ -97,7 +98,7 @@ func TestHTTPNeedsTheBearerToken(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 
-	cmd := exec.Command(binary, "serve", "--root", dir, "--http", addr)
+	cmd := exec.Command(testenv.Binary, "serve", "--root", dir, "--http", addr)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

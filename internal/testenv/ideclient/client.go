@@ -15,10 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
-
-// WaitLimit bounds every wait; reaching it is a failure, never a pace.
-const WaitLimit = 20 * time.Second
 
 // CLIInitialize is the exact initialize request Claude Code 2.1.330 sends
 // (claude-code-real-client.md §4.4).
@@ -77,7 +75,7 @@ func Connect(tb testing.TB, port int, token string) *Client {
 
 // Dial only opens the WebSocket (no handshake); call SetTB before using it.
 func Dial(port int, token string) (*Client, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port), &websocket.DialOptions{
 		HTTPHeader:   http.Header{"X-Claude-Code-Ide-Authorization": {token}},
@@ -137,7 +135,7 @@ func (c *Client) send(v any) time.Time {
 			c.tb.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.WaitLimit)
 	defer cancel()
 	if err := c.conn.Write(ctx, websocket.MessageText, data); err != nil {
 		c.tb.Fatalf("send: %v", err)
@@ -200,7 +198,7 @@ func (c *Client) Await(ch <-chan Message, what string) Message {
 		err := c.closeErr
 		c.mu.Unlock()
 		c.tb.Fatalf("connection closed while waiting for %s: %v", what, err)
-	case <-time.After(WaitLimit):
+	case <-time.After(testenv.WaitLimit):
 		c.tb.Fatalf("timed out waiting for %s", what)
 	}
 	return Message{}
@@ -269,14 +267,4 @@ func (c *Client) Notifications(method string) []Message {
 		}
 	}
 	return out
-}
-
-// Closed tells whether the connection has ended.
-func (c *Client) Closed() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
 }

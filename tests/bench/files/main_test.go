@@ -18,18 +18,15 @@ package files
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-)
 
-// binary is the mcpdiff under test: $MCPDIFF_BIN, else built into a temp folder.
-var binary string
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
+)
 
 // peers maps a peer's name ("reference", "mark3labs") to its command, and
 // peerProblem says why a peer is missing.
@@ -38,45 +35,16 @@ var (
 	peerProblem string
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-// run is TestMain's body, so that its deferred clean-up runs before os.Exit.
-func run(m *testing.M) int {
-	flag.Parse()
-	if flag.Lookup("test.bench").Value.String() == "" {
-		return m.Run() // `go test ./...`: nothing to build or install
-	}
-	binary = os.Getenv("MCPDIFF_BIN")
-	if binary == "" {
-		dir, err := os.MkdirTemp("", "mcpdiff-bench")
-		if err != nil {
-			panic(err)
-		}
-		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, "mcpdiff")
-		build := exec.Command("go", "build", "-o", binary, "./cmd/mcpdiff")
-		build.Dir = repoDir()
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
-			return 1
-		}
-	}
-	findPeers()
-	code := m.Run()
-	printTable(os.Stdout)
-	return code
-}
-
-func repoDir() string {
-	_, here, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(here), "..", "..", "..")
+func TestMain(m *testing.M) {
+	testenv.Main(m, testenv.Suite{Build: testenv.PlainBuild, BenchOnly: true,
+		Setup: func() error { findPeers(); return nil }, Done: func() { printTable(os.Stdout) }})
 }
 
 // findPeers runs scripts/peers, which installs what is missing (once; later runs
 // only print what is in the cache) and prints "name command" per installed peer.
 func findPeers() {
 	fmt.Fprintln(os.Stderr, "bench: looking for the peer servers (scripts/peers; the first run installs them)")
-	cmd := exec.Command(filepath.Join(repoDir(), "scripts", "peers"))
+	cmd := exec.Command(filepath.Join(testenv.RepoRoot(), "scripts", "peers"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

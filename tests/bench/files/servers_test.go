@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // call is one tool call: the tool's name and its arguments.
@@ -43,7 +44,7 @@ type server struct {
 var (
 	mcpdiff = server{
 		name:    "mcpdiff",
-		command: func() (string, bool) { return binary, true },
+		command: func() (string, bool) { return testenv.Binary, true },
 		args:    func(dir string) []string { return []string{"serve", "--root", dir} },
 		read: func(path string) call {
 			return call{"read_text_file", map[string]any{"path": path}}

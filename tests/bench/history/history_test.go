@@ -78,7 +78,7 @@ func (w *ws) decide(b *testing.B, id string, to history.Status) {
 // long the process took and what it printed.
 func (w *ws) cli(b *testing.B, args ...string) (time.Duration, string) {
 	b.Helper()
-	cmd := exec.Command(binary, append(args, "--workspace", w.dir)...)
+	cmd := exec.Command(testenv.Binary, append(args, "--workspace", w.dir)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -263,7 +263,7 @@ func BenchmarkRecordScatteredEdit(b *testing.B) {
 func BenchmarkCLIStart(b *testing.B) {
 	var samples []time.Duration
 	for range cliReps * b.N {
-		cmd := exec.Command(binary, "version")
+		cmd := exec.Command(testenv.Binary, "version")
 		samples = append(samples, timed(func() {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("mcpdiff version: %v\n%s", err, out)
@@ -282,5 +282,5 @@ func timed(op func()) time.Duration {
 
 // report makes the median of samples the benchmark's ns/op.
 func report(b *testing.B, samples []time.Duration) {
-	b.ReportMetric(float64(median(samples).Nanoseconds()), "ns/op")
+	b.ReportMetric(float64(testenv.Median(samples).Nanoseconds()), "ns/op")
 }

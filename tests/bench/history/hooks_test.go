@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // Claude Code runs `mcpdiff hook` before and after each of its file edits and waits
@@ -77,7 +79,7 @@ func (w *hookWS) event(name string, n int) string {
 
 // hook runs one `mcpdiff hook` process and returns how long it took.
 func (w *hookWS) hook(b *testing.B, input string, env ...string) time.Duration {
-	cmd := exec.Command(binary, "hook")
+	cmd := exec.Command(testenv.Binary, "hook")
 	cmd.Dir, cmd.Env = w.dir, append(slices.Clone(w.env), env...)
 	cmd.Stdin = strings.NewReader(input)
 	start := time.Now()

@@ -13,6 +13,7 @@ import (
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
 )
 
@@ -94,7 +95,7 @@ end })
 require("mcpdiff").setup({ bin = bin, diff = { layout = layout } })
 vim.wait(10000, function() return require("mcpdiff.bridge").info() ~= nil end, 1)
 local info = require("mcpdiff.bridge").info()
-return { port = info.port, token = info.token, pid = vim.fn.getpid() }`, &info, repoRoot, binary, v.ChannelID(), layout)
+return { port = info.port, token = info.token, pid = vim.fn.getpid() }`, &info, repoRoot, testenv.Binary, v.ChannelID(), layout)
 	if err != nil {
 		b.Fatalf("start the plugin: %v", err)
 	}
@@ -134,13 +135,13 @@ func (e *editor) cycle(b *testing.B, path, proposal string, n int, edit bool) (o
 	answer, start := e.client.OpenDiffAt(path, proposal, tab)
 	select {
 	case <-e.opened:
-	case <-time.After(ideclient.WaitLimit):
+	case <-time.After(testenv.WaitLimit):
 		b.Fatal("the diff was never opened")
 	}
 	select {
 	case drawn := <-e.flushed:
 		open = drawn.Sub(start)
-	case <-time.After(ideclient.WaitLimit):
+	case <-time.After(testenv.WaitLimit):
 		b.Fatal("the diff was never drawn")
 	}
 	if edit {
@@ -208,8 +209,8 @@ func BenchmarkDiff(b *testing.B) {
 					recordDuration(":w → FILE_SAVED, "+c.nameLines+" lines"+suffix, saves, incSave, c.saveGoal)
 					recordDuration("one-line edit in the proposal → Neovim ready, "+c.nameLines+" lines"+suffix, redraws, "", 0)
 					recordDuration(":w → FILE_SAVED after an edit in the proposal, "+c.nameLines+" lines"+suffix, edited, "", 0)
-					b.ReportMetric(float64(median(opens))/1e6, "open-ms")
-					b.ReportMetric(float64(median(saves))/1e6, "save-ms")
+					b.ReportMetric(float64(testenv.Median(opens))/1e6, "open-ms")
+					b.ReportMetric(float64(testenv.Median(saves))/1e6, "save-ms")
 				}
 			})
 		}
@@ -249,13 +250,13 @@ func BenchmarkMemory(b *testing.B) {
 		}
 		after := rssKB(b, e.pid)
 		delta := float64(after-before) / 1024
-		addRow(row{
-			measurement: "Neovim RSS after ten 10,000-line diff cycles",
-			figure:      fmt.Sprintf("%+.1f MB (%.1f → %.1f MB)", delta, float64(before)/1024, float64(after)/1024),
-			value:       delta,
-			incumbent:   "+20 MB",
-			goal:        5,
-			unit:        "MB",
+		table.Add(testenv.Row{
+			Measurement: "Neovim RSS after ten 10,000-line diff cycles",
+			Figure:      fmt.Sprintf("%+.1f MB (%.1f → %.1f MB)", delta, float64(before)/1024, float64(after)/1024),
+			Value:       delta,
+			Peer:        "+20 MB",
+			Goal:        5,
+			Unit:        "MB",
 		})
 		b.ReportMetric(delta, "rss-MB")
 	}
@@ -292,21 +293,21 @@ func BenchmarkStartup(b *testing.B) {
 		home := b.TempDir()
 		withPlugin := []string{
 			"--cmd", "set rtp^=" + repoRoot,
-			"-c", fmt.Sprintf("lua require('mcpdiff').setup({ bin = %q })", binary),
+			"-c", fmt.Sprintf("lua require('mcpdiff').setup({ bin = %q })", testenv.Binary),
 		}
 		var without, with []time.Duration
 		for range reps {
 			without = append(without, startupTime(b, home))
 			with = append(with, startupTime(b, home, withPlugin...))
 		}
-		cost := median(with) - median(without)
-		addRow(row{
-			measurement: "start-up cost of the plugin + setup() (nvim --startuptime)",
-			figure:      fmt.Sprintf("%+.2f ms (%v → %v, n=%d)", float64(cost)/1e6, round(median(without)), round(median(with)), reps),
-			value:       float64(cost) / 1e6,
-			incumbent:   "+9.8 ms",
-			goal:        2,
-			unit:        "ms",
+		cost := testenv.Median(with) - testenv.Median(without)
+		table.Add(testenv.Row{
+			Measurement: "start-up cost of the plugin + setup() (nvim --startuptime)",
+			Figure:      fmt.Sprintf("%+.2f ms (%v → %v, n=%d)", float64(cost)/1e6, testenv.Round(testenv.Median(without)), testenv.Round(testenv.Median(with)), reps),
+			Value:       float64(cost) / 1e6,
+			Peer:        "+9.8 ms",
+			Goal:        2,
+			Unit:        "ms",
 		})
 		b.ReportMetric(float64(cost)/1e6, "startup-ms")
 	}

@@ -16,156 +16,41 @@
 package ide
 
 import (
-	"flag"
-	"fmt"
+	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 var (
-	binary   string // the mcpdiff binary
 	nvimBin  string // the Neovim measured
-	repoRoot string
+	repoRoot = testenv.RepoRoot()
+	table    = testenv.Table{Peer: "claudecode.nvim"}
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-// run is TestMain's body, so that its deferred clean-up runs before os.Exit.
-func run(m *testing.M) int {
-	flag.Parse()
-	if flag.Lookup("test.bench").Value.String() == "" {
-		return m.Run() // `go test ./...`: nothing to build
-	}
-	_, here, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(here), "..", "..", "..")
-	nvimBin = pickNvim()
-	if nvimBin == "" {
-		fmt.Fprintln(os.Stderr, "tests/bench/ide: no Neovim found: set MCPDIFF_NVIMS")
-		return 1
-	}
-	binary = os.Getenv("MCPDIFF_BIN")
-	if binary == "" {
-		dir, err := os.MkdirTemp("", "mcpdiff-bench")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, "mcpdiff")
-		build := exec.Command("go", "build", "-o", binary, "./cmd/mcpdiff")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
-			return 1
-		}
-	}
-	code := m.Run()
-	printTable()
-	return code
+func TestMain(m *testing.M) {
+	testenv.Main(m, testenv.Suite{Build: testenv.PlainBuild, BenchOnly: true, Setup: pickNvim, Done: printTable})
 }
 
-// pickNvim is the first Neovim of $MCPDIFF_NVIMS, else 0.10 from the cache, else nvim.
-func pickNvim() string {
-	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
-		return strings.Split(env, ":")[0]
+// pickNvim takes the last Neovim found: the one $MCPDIFF_NVIMS names (`make bench`
+// names 0.10), else 0.10 when installed, else Debian's.
+func pickNvim() error {
+	found := testenv.FoundNeovims()
+	if len(found) == 0 {
+		return errors.New("tests/bench/ide: no Neovim found: set MCPDIFF_NVIMS")
 	}
-	home, _ := os.UserHomeDir()
-	if p := filepath.Join(home, ".cache/nvim-0.10/bin/nvim"); fileExists(p) {
-		return p
-	}
-	p, _ := exec.LookPath("nvim")
-	return p
+	nvimBin = found[len(found)-1]
+	return nil
 }
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-// row is one line of the summary table.
-type row struct {
-	measurement string
-	figure      string  // formatted median
-	value       float64 // for the verdict, in the unit of goal
-	incumbent   string  // claudecode.nvim's figure
-	goal        float64 // 0: none
-	unit        string
-}
-
-var rows []row
 
 // recordDuration adds (or replaces, when a benchmark runs again) a timed row.
 func recordDuration(measurement string, samples []time.Duration, incumbent string, goal time.Duration) {
-	med := median(samples)
-	addRow(row{
-		measurement: measurement,
-		figure:      fmt.Sprintf("%v (min %v, n=%d)", round(med), round(slices.Min(samples)), len(samples)),
-		value:       float64(med) / float64(time.Millisecond),
-		incumbent:   incumbent,
-		goal:        float64(goal) / float64(time.Millisecond),
-		unit:        "ms",
-	})
-}
-
-func addRow(r row) {
-	for i := range rows {
-		if rows[i].measurement == r.measurement {
-			rows[i] = r
-			return
-		}
-	}
-	rows = append(rows, r)
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d >= 100*time.Millisecond:
-		return d.Round(time.Millisecond)
-	case d >= 10*time.Millisecond:
-		return d.Round(100 * time.Microsecond)
-	default:
-		return d.Round(10 * time.Microsecond)
-	}
+	table.Time(measurement, samples, incumbent, goal)
 }
 
 func printTable() {
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Printf("\n### Neovim bridge (%s, median of the repetitions)\n\n", nvimVersion())
-	fmt.Println("| measurement | mcpdiff | claudecode.nvim | goal |")
-	fmt.Println("|---|---|---|---|")
-	for _, r := range rows {
-		goal := ""
-		if r.goal > 0 {
-			verdict := "met"
-			if r.value >= r.goal {
-				verdict = fmt.Sprintf("MISSED (%.1fx the goal)", r.value/r.goal)
-			}
-			goal = fmt.Sprintf("< %g %s: %s", r.goal, r.unit, verdict)
-		}
-		fmt.Printf("| %s | %s | %s | %s |\n", r.measurement, r.figure, r.incumbent, goal)
-	}
-	fmt.Println()
-}
-
-func nvimVersion() string {
-	out, err := exec.Command(nvimBin, "--version").Output()
-	if err != nil {
-		return nvimBin
-	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(first)
+	table.Title = "Neovim bridge (" + testenv.NeovimVersion(nvimBin) + ", median of the repetitions)"
+	table.Print(os.Stdout)
 }
