@@ -20,7 +20,9 @@ func TestInstallByHand(t *testing.T) {
 			func(folder string) string {
 				return fmt.Sprintf("vim.opt.rtp:prepend(%q)\nrequire(\"mcpdiff\").setup({})\n", folder)
 			}},
-		{"package", func(u *user) string { return filepath.Join(u.data, "nvim", "site", "pack", "plugins", "start", "mcpdiff.nvim") },
+		{"package", func(u *user) string {
+			return filepath.Join(u.data, "nvim", "site", "pack", "plugins", "start", "mcpdiff.nvim")
+		},
 			func(string) string { return "require(\"mcpdiff\").setup({})\n" }},
 	}
 	for _, layout := range layouts {
