@@ -77,6 +77,9 @@ func TestReadmeConfigs(t *testing.T) {
 			}
 			cl := clis[c.client]
 			bin := filepath.Join(clientsDir, cl.pkg, "node_modules", ".bin", cl.bin)
+			if env := os.Getenv("MCPDIFF_CLAUDE_BIN"); c.client == "claude" && env != "" {
+				bin = env // as tests/claude finds it
+			}
 			if _, err := os.Stat(bin); err != nil {
 				t.Skipf("%s is not installed at %s: run `npm install %s` in %s (.ci/run does)", cl.bin, bin, cl.npm, filepath.Dir(filepath.Dir(filepath.Dir(bin))))
 			}
