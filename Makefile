@@ -1,4 +1,4 @@
-# make        builds bin/mcpdiff (what lazy.nvim's `build = "make"` runs)
+# make        builds bin/mcpdiff and doc/tags (what lazy.nvim's `build = "make"` runs)
 # make test   the whole suite: vet, unit and end-to-end tests with -race on Neovim 0.7.2
 #             and 0.10, and a short run of every fuzz target
 # make bench  benchmarks, side by side with the peers they name
@@ -11,9 +11,15 @@ FUZZTIME ?= 4s
 
 .PHONY: all test unit fuzz bench clean
 
-all: $(BIN)
+# doc/tags first: `:help mcpdiff` works even when the Go build cannot run.
+all: doc/tags $(BIN)
+
+# Without Go, one line that says what to install (instead of the recipe, sh's "go: not
+# found" and make's own error); $(error) is expanded only when the binary is rebuilt.
+NO_GO := mcpdiff: building bin/mcpdiff needs Go 1.25 or newer, and '$(GO)' is not on PATH: install it from https://go.dev/dl/ (or your package manager), then run make again
 
 $(BIN): $(SOURCES)
+	$(if $(shell command -v $(GO)),,$(error $(NO_GO)))
 	$(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
 
 # Neovim 0.7.2 is Debian's `nvim`; 0.10 comes from scripts/nvim-0.10 (cached in
@@ -39,9 +45,14 @@ fuzz:
 		done; \
 	done; rm -f fuzz.log
 
+# The help tags, as Neovim's :helptags writes them (lazy.nvim writes the same file);
+# git-ignored, so that a plugin manager's clone stays clean.
+doc/tags: doc/*.txt scripts/helptags.awk
+	@LC_ALL=C awk -f scripts/helptags.awk doc/*.txt | LC_ALL=C sort > $@.tmp && mv $@.tmp $@
+
 bench: $(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
 		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/ ./udiff/
 
 clean:
-	rm -rf bin
+	rm -rf bin doc/tags
