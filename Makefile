@@ -2,6 +2,8 @@
 # make test   the whole suite: vet, unit and end-to-end tests with -race on Neovim 0.7.2
 #             and 0.10, and a short run of every fuzz target
 # make bench  benchmarks, side by side with the peers they name
+# make screenshots  the README's pictures, doc/images/*.png: Neovim 0.10's terminal UI
+#             in tmux, drawn by headless Chromium (SCREENSHOTS=DIR writes them elsewhere)
 
 GO      ?= go
 BIN     := bin/mcpdiff
@@ -9,7 +11,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum
 FUZZTIME ?= 4s
 
-.PHONY: all test unit fuzz bench clean
+.PHONY: all test unit fuzz bench screenshots clean
 
 # doc/tags first: `:help mcpdiff` works even when the Go build cannot run.
 all: doc/tags $(BIN)
@@ -53,6 +55,13 @@ doc/tags: doc/*.txt scripts/helptags.awk
 bench: $(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
 		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/ ./udiff/
+
+# $MCPDIFF_NVIM, when set, is the Neovim (0.10 or newer) to run instead.
+SCREENSHOTS ?= doc/images
+screenshots: $(BIN)
+	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIM="$${MCPDIFF_NVIM:-$$(scripts/nvim-0.10)}" \
+		MCPDIFF_SCREENSHOTS=$(abspath $(SCREENSHOTS)) \
+		$(GO) test -count=1 -run '^TestScreenshots$$' -v ./tests/screenshots/
 
 clean:
 	rm -rf bin doc/tags
