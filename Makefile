@@ -1,8 +1,10 @@
-# make        builds bin/mcpdiff (what lazy.nvim's `build = "make"` runs)
+# make        builds bin/mcpdiff and doc/tags (what lazy.nvim's `build = "make"` runs)
 # make test   the whole suite: lint (Go and Lua), unit and end-to-end tests with -race
 #             on Neovim 0.7.2 and 0.10, and a short run of every fuzz target
 # make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua
 # make bench  benchmarks, side by side with the peers they name
+# make screenshots  the README's pictures, doc/images/*.png: Neovim 0.10's terminal UI
+#             in tmux, drawn by headless Chromium (SCREENSHOTS=DIR writes them elsewhere)
 
 GO      ?= go
 BIN     := bin/mcpdiff
@@ -11,11 +13,17 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum
 FUZZTIME ?= 4s
 
-.PHONY: all test unit fuzz bench clean lint
+.PHONY: all test unit fuzz bench screenshots clean lint
 
-all: $(BIN)
+# doc/tags first: `:help mcpdiff` works even when the Go build cannot run.
+all: doc/tags $(BIN)
+
+# Without Go, one line that says what to install (instead of the recipe, sh's "go: not
+# found" and make's own error); $(error) is expanded only when the binary is rebuilt.
+NO_GO := mcpdiff: building bin/mcpdiff needs Go 1.25 or newer, and '$(GO)' is not on PATH: install it from https://go.dev/dl/ (or your package manager), then run make again
 
 $(BIN): $(SOURCES)
+	$(if $(shell command -v $(GO)),,$(error $(NO_GO)))
 	$(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
 
 # The end-to-end suites run the -race build: its data races fail the suite that
@@ -63,9 +71,21 @@ lint:
 	luacheck -q lua plugin
 	$(STYLUA) --check lua plugin
 
+# The help tags, as Neovim's :helptags writes them (lazy.nvim writes the same file);
+# git-ignored, so that a plugin manager's clone stays clean.
+doc/tags: doc/*.txt scripts/helptags.awk
+	@LC_ALL=C awk -f scripts/helptags.awk doc/*.txt | LC_ALL=C sort > $@.tmp && mv $@.tmp $@
+
 bench: $(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
 		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/filetools/ ./internal/udiff/
 
+# $MCPDIFF_NVIM, when set, is the Neovim (0.10 or newer) to run instead.
+SCREENSHOTS ?= doc/images
+screenshots: $(BIN)
+	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIM="$${MCPDIFF_NVIM:-$$(scripts/nvim-0.10)}" \
+		MCPDIFF_SCREENSHOTS=$(abspath $(SCREENSHOTS)) \
+		$(GO) test -count=1 -run '^TestScreenshots$$' -v ./tests/screenshots/
+
 clean:
-	rm -rf bin
+	rm -rf bin doc/tags
