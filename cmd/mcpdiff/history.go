@@ -179,15 +179,18 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 }
 
 // reviewRows prints the rows of Neovim's review list as JSON.
+// A workspace without a store is a new one: its list is empty, not an error.
 func reviewRows(dir string, stdout, stderr io.Writer) int {
+	list := reviewlist.Empty("")
 	store, err := openStore(dir)
-	if err != nil {
+	if err != nil && !errors.Is(err, history.ErrNoStore) {
 		return refused(stderr, err)
 	}
-	wd, _ := os.Getwd()
-	list, err := reviewlist.Build(store, wd)
-	if err != nil {
-		return refused(stderr, err)
+	if store != nil {
+		wd, _ := os.Getwd()
+		if list, err = reviewlist.Build(store, wd); err != nil {
+			return refused(stderr, err)
+		}
 	}
 	if err := json.NewEncoder(stdout).Encode(list); err != nil {
 		return refused(stderr, err)

@@ -590,3 +590,20 @@ func TestReviewListOfTenThousandEntries(t *testing.T) {
 		s.waitListLine("Conversation "+convs[0]+" (100)", "100 accepted")
 	})
 }
+
+// A workspace with no history yet is the normal state of a new one: the list says
+// so, and how edits get there, instead of the CLI's "no edit history found" error.
+func TestReviewListOfANewWorkspace(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		for _, bridge := range []bool{true, false} {
+			s := startNvim(t, nv, options{"auto_start": bridge})
+			s.cmd("McpDiffStatus")
+			s.waitListLine("No agent edits recorded under", "yet.")
+			s.waitListLine(":McpDiffClaude")
+			s.waitListLine("mcpdiff serve")
+			if got := strings.Join(s.listLines(), "\n"); strings.Contains(got, "no edit history found") {
+				t.Fatalf("bridge %v: the list shows the raw error:\n%s", bridge, got)
+			}
+		}
+	})
+}
