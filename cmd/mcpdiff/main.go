@@ -9,10 +9,9 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff"
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
-
-const version = "0.1.0"
 
 // commit is set by the Makefile (-ldflags "-X main.commit=...").
 var commit = "unknown"
@@ -47,7 +46,7 @@ func run(start time.Time, args []string) int {
 	case "hooks":
 		return runHooks(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
-		fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
+		fmt.Printf("mcpdiff %s (commit %s)\n", mcpdiff.Version, commit)
 		return 0
 	case "help", "-h", "--help":
 		fmt.Print(usage)

@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcpdiff/mcpdiff"
+
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/nvim"
@@ -38,7 +40,7 @@ func runNvim(args []string) int {
 	defer stop()
 
 	err := nvim.RunBridge(ctx, os.Stdin, rpcOut, nvim.BridgeOptions{
-		Version: version,
+		Version: mcpdiff.Version,
 		// Diffs accepted in Neovim go into the edit history of their workspace.
 		NewRecorder: func(folders []string) ide.Recorder { return history.NewDiffRecorder(folders) },
 		Logf:        logger.Printf,

@@ -879,8 +879,21 @@ local function displayed(b)
   return #vim.fn.win_findbuf(b) > 0
 end
 
+-- close_reasons is every `reason` of User McpDiffClosed, the one list of them: the
+-- Go side passes "accepted", "closed" and "failed", and a test checks that the help
+-- describes each one.
+M.close_reasons = {
+  accepted = "the proposal was saved and Claude Code got FILE_SAVED",
+  rejected = "the view was closed without saving (DIFF_REJECTED)",
+  closed = "Claude Code closed the diff itself (closeAllDiffTabs, or after an answer)",
+  replaced = "a new openDiff for the same tab name replaced it",
+  failed = "drawing it failed, or openDiff was cancelled while it was being drawn",
+  ["bridge stopped"] = "the bridge stopped (:McpDiffStop, Neovim exits, or it died)",
+}
+
 -- teardown removes everything a view created and fires User McpDiffClosed.
 local function teardown(view, reason)
+  assert(M.close_reasons[reason], "unknown close reason " .. tostring(reason))
   views[view.tab] = nil
   by_buf[view.buf] = nil
   pcall(api.nvim_del_augroup_by_id, view.augroup)

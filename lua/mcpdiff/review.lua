@@ -158,7 +158,7 @@ function M.no_edits_yet(cwd)
     "No agent edits recorded under " .. cwd .. " yet.",
     "They appear here as soon as an agent edits through mcpdiff:",
     "  Claude Code: :McpDiffClaude, or `mcpdiff hooks install` for a claude started elsewhere",
-    "  any other MCP client: give it `mcpdiff serve` (the README's \"Any MCP client\")",
+    '  any other MCP client: give it `mcpdiff serve` (the README\'s "Any MCP client")',
   }
 end
 

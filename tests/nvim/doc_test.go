@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +43,42 @@ end
 return failures`, &failures, root, links)
 		if len(failures) > 0 {
 			t.Fatalf("help file problems: %q", failures)
+		}
+	})
+}
+
+// Every reason of User McpDiffClosed, as the Lua table lists them, is described in
+// the help, and every reason the Go side passes is one of them.
+func TestCloseReasonsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "doc", "mcpdiff.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := string(doc)
+	help = help[strings.Index(help, "*McpDiffClosed*"):]
+	help = help[:strings.Index(help, "\n\n")]
+	goSide, err := os.ReadFile(filepath.Join(repoRoot, "nvim", "editor.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromGo := regexp.MustCompile(`"(accepted|closed|failed|rejected|replaced)"`).FindAllStringSubmatch(string(goSide), -1)
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := newSession(t, nv)
+		var reasons []string
+		s.lua(`vim.opt.rtp:prepend(...)
+local r = vim.tbl_keys(require("mcpdiff.diff").close_reasons) table.sort(r) return r`, &reasons, repoRoot)
+		if len(reasons) < 6 {
+			t.Fatalf("close_reasons: %q", reasons)
+		}
+		for _, r := range reasons {
+			if !strings.Contains(help, `"`+r+`"`) {
+				t.Errorf("the help of McpDiffClosed does not describe the reason %q", r)
+			}
+		}
+		for _, m := range fromGo {
+			if !slices.Contains(reasons, m[1]) {
+				t.Errorf("nvim/editor.go passes the reason %q, which close_reasons lacks", m[1])
+			}
 		}
 	})
 }
