@@ -77,6 +77,7 @@ doc/tags: doc/*.txt scripts/helptags.awk
 	@LC_ALL=C awk -f scripts/helptags.awk doc/*.txt | LC_ALL=C sort > $@.tmp && mv $@.tmp $@
 
 bench: $(BIN)
+	scripts/bench-ts $(CURDIR)/$(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
 		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/filetools/ ./internal/udiff/
 

@@ -77,7 +77,7 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, len(out), s.cfg.MaxRead)), nil
 	}
 	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), lines)
-	return mcp.NewToolResultText(out), nil
+	return s.textResult(out), nil
 }
 
 func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -78,8 +78,9 @@ func runServe(args []string, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	// Every open call holds a worker; a slow one must never queue a fast one.
-	err = server.ServeStdio(srv.MCP(), server.WithWorkerPoolSize(64), server.WithQueueSize(1024), server.WithErrorLogger(logger))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = srv.ServeStdio(ctx, os.Stdin, os.Stdout, logger)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
 		return exitRefused
