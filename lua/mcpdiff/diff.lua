@@ -24,20 +24,6 @@ local next_id = 0
 local has_winbar = vim.fn.has("nvim-0.8") == 1
 local hint_ns = api.nvim_create_namespace("mcpdiff_hint")
 
--- Windows of these filetypes are sidebars, never the main editor window.
-local sidebar_filetypes = {
-  ["neo-tree"] = true,
-  NvimTree = true,
-  oil = true,
-  minifiles = true,
-  netrw = true,
-  aerial = true,
-  tagbar = true,
-  qf = true,
-  snacks_picker_list = true,
-  snacks_layout_box = true,
-}
-
 local function cfg()
   return require("mcpdiff.config").values
 end
@@ -91,22 +77,7 @@ function M.file_buffer(path)
   return nil
 end
 
-local function is_float(w)
-  return api.nvim_win_get_config(w).relative ~= ""
-end
-
--- is_editor_window tells whether a window may host the original file.
-local function is_editor_window(w)
-  if is_float(w) or vim.wo[w].diff then
-    return false
-  end
-  local b = api.nvim_win_get_buf(w)
-  local bt = vim.bo[b].buftype
-  if bt == "terminal" or bt == "prompt" or bt == "quickfix" or bt == "help" then
-    return false
-  end
-  return not sidebar_filetypes[vim.bo[b].filetype] and by_buf[b] == nil
-end
+local window = require("mcpdiff.window")
 
 local function tab_has_diff(tab)
   for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
@@ -129,33 +100,12 @@ local function pick_target(view)
     return api.nvim_get_current_win()
   end
   local file_buf = not view.new_file and M.file_buffer(view.path) or nil
-  local candidates = {}
-  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
-    if is_editor_window(w) then
-      if file_buf and api.nvim_win_get_buf(w) == file_buf then
-        return w
-      end
-      table.insert(candidates, w)
-    end
-  end
-  local cur = api.nvim_get_current_win()
-  if is_editor_window(cur) then
-    return cur
-  end
-  if candidates[1] then
-    return candidates[1]
+  local w = window.find(file_buf)
+  if w then
+    return w
   end
   -- Only terminals, sidebars or floats here (claudecode.nvim #231): make room.
-  if is_float(cur) then
-    for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
-      if not is_float(w) then
-        api.nvim_set_current_win(w)
-        break
-      end
-    end
-  end
-  vim.cmd("aboveleft new")
-  local w = api.nvim_get_current_win()
+  w = window.make_room()
   view.created_wins = { w }
   view.scratch_buf = api.nvim_get_current_buf()
   return w
