@@ -1,6 +1,7 @@
 package nvimtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -406,6 +407,43 @@ func TestQuitRightAfterStart(t *testing.T) {
 		}
 		if locks, _ := filepath.Glob(filepath.Join(config, "ide", "*.lock")); len(locks) > 0 {
 			t.Errorf("lock files left behind: %v", locks)
+		}
+	})
+}
+
+// The lock file does not wait for Neovim to answer: the plugin hands the bridge what
+// it needs when it starts it, so Claude Code finds a Neovim that is busy right
+// after its start-up (plugins loading, a slow first redraw).
+func TestLockFileIsWrittenWhileNeovimIsBusy(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		base := t.TempDir()
+		config := filepath.Join(base, "claude")
+		cmd := exec.Command(nv, "--headless", "-u", "NONE", "-i", "NONE", "-n",
+			"--cmd", "set rtp^="+repoRoot,
+			"-c", fmt.Sprintf("lua require('mcpdiff').setup({ bin = %q })", binPath),
+			// Busy (not :sleep, which still answers RPC requests) from just after the
+			// bridge's job started, on the first turn of the event loop.
+			"-c", "lua vim.schedule(function() local t = os.clock() while os.clock() - t < 30 do end end)")
+		cmd.Env = testenv.Env("HOME="+base, "CLAUDE_CONFIG_DIR="+config, "XDG_STATE_HOME="+filepath.Join(base, "state"))
+		cmd.Dir = base
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		var lock map[string]any
+		eventually(t, "a lock file while Neovim is busy", func() bool {
+			files, _ := filepath.Glob(filepath.Join(config, "ide", "*.lock"))
+			if len(files) != 1 {
+				return false
+			}
+			data, err := os.ReadFile(files[0])
+			return err == nil && json.Unmarshal(data, &lock) == nil
+		})
+		if pid, _ := lock["pid"].(float64); int(pid) != cmd.Process.Pid {
+			t.Fatalf("the lock file names pid %v, Neovim is %d", lock["pid"], cmd.Process.Pid)
+		}
+		if folders, _ := lock["workspaceFolders"].([]any); len(folders) == 0 || folders[0] != base {
+			t.Fatalf("the lock file's workspaceFolders: %v, want %s first", lock["workspaceFolders"], base)
 		}
 	})
 }
