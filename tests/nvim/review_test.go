@@ -590,3 +590,19 @@ func TestReviewListOfTenThousandEntries(t *testing.T) {
 		s.waitListLine("Conversation "+convs[0]+" (100)", "100 accepted")
 	})
 }
+
+// In a workspace where no agent edited yet, the list says how edits get there, with
+// the bridge (which answers the list) and without it (`mcpdiff status --review`).
+func TestReviewListWithoutHistorySaysWhatToDo(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		for _, bridge := range []bool{true, false} {
+			s := startNvim(t, nv, options{"auto_start": bridge})
+			s.cmd("McpDiffStatus")
+			s.waitListLine("No agent edits recorded in "+s.ws+" yet: edits appear here once an agent edits through mcpdiff",
+				":McpDiffClaude", "`mcpdiff serve`", "`mcpdiff hooks install`")
+			if text := strings.Join(s.listLines(), "\n"); strings.Contains(text, "no edit history found") {
+				t.Fatalf("bridge %v: the list shows the raw error:\n%s", bridge, text)
+			}
+		}
+	})
+}
