@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
@@ -39,7 +40,7 @@ func TestLockFile(t *testing.T) {
 		if st, _ := os.Stat(info.Lock); st.Mode().Perm() != 0o600 {
 			t.Fatalf("lock file mode %v, want 0600", st.Mode().Perm())
 		}
-		if info.Version != "0.1.0" {
+		if info.Version != mcpdiff.Version {
 			t.Fatalf("the bridge reported version %q", info.Version)
 		}
 		// :cd moves the workspace, so `claude --ide` started there finds this Neovim.
@@ -165,7 +166,7 @@ func TestVersionMismatch(t *testing.T) {
 		s.lua(`vim.opt.rtp:prepend(...); require("mcpdiff").version = "0.0.9"`, nil, repoRoot)
 		s.setup(nil)
 		msgs := s.waitMessages()
-		want := fmt.Sprintf("mcpdiff: bin/mcpdiff is version 0.1.0 but the Lua plugin is 0.0.9: rebuild it with `make` in %s", repoRoot)
+		want := fmt.Sprintf("mcpdiff: bin/mcpdiff is version %s but the Lua plugin is 0.0.9: rebuild it with `make` in %s", mcpdiff.Version, repoRoot)
 		if len(msgs) != 1 || msgs[0].Msg != want {
 			t.Fatalf("messages = %+v, want %q", msgs, want)
 		}
@@ -249,7 +250,7 @@ func TestHealth(t *testing.T) {
 		var lines []string
 		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 		text := strings.Join(lines, "\n")
-		for _, want := range []string{"mcpdiff: binary", "0.1.0", "listening on 127.0.0.1", "lock file", "Claude Code",
+		for _, want := range []string{"mcpdiff: binary", mcpdiff.Version, "listening on 127.0.0.1", "lock file", "Claude Code",
 			"mcpdiff: Claude Code hooks", "Claude Code started with :McpDiffClaude gets the hooks", "mcpdiff hooks install"} {
 			if !strings.Contains(text, want) {
 				t.Fatalf(":checkhealth mcpdiff lacks %q:\n%s", want, text)
