@@ -603,6 +603,12 @@ func TestReviewListWithoutHistorySaysWhatToDo(t *testing.T) {
 			if text := strings.Join(s.listLines(), "\n"); strings.Contains(text, "no edit history found") {
 				t.Fatalf("bridge %v: the list shows the raw error:\n%s", bridge, text)
 			}
+			// Its long lines (this one, the Keys line) wrap between words.
+			var wraps bool
+			s.lua(`return vim.wo.wrap and vim.wo.linebreak and vim.wo.breakindent`, &wraps)
+			if !wraps {
+				t.Fatal("the list window lacks 'wrap', 'linebreak' or 'breakindent'")
+			}
 		}
 	})
 }
