@@ -10,7 +10,7 @@ GO      ?= go
 BIN     := bin/mcpdiff
 RACEBIN := bin/mcpdiff-race
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum
+SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum lua/mcpdiff/version.lua
 FUZZTIME ?= 4s
 
 .PHONY: all test unit fuzz bench screenshots clean lint

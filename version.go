@@ -1,21 +1,16 @@
-// Package mcpdiff holds what the Go binary shares with the Lua plugin, read from
-// the plugin's own files so that each fact is written once.
+// Package mcpdiff holds what the binary and the Lua plugin share: files of the
+// plugin the Go side reads, so that each fact is written once.
 package mcpdiff
 
 import (
 	_ "embed"
-	"strings"
+	"regexp"
 )
 
 //go:embed lua/mcpdiff/version.lua
 var versionLua string
 
-// Version is the release, as lua/mcpdiff/version.lua says: its last line is
-// `return "X.Y.Z"`.
-var Version = parseVersion(versionLua)
-
-func parseVersion(lua string) string {
-	lines := strings.Split(strings.TrimSpace(lua), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
-	return strings.Trim(strings.TrimPrefix(last, "return"), ` "`)
-}
+// Version is the release, read from lua/mcpdiff/version.lua (`return "X.Y.Z"`): the
+// Lua plugin requires that file, so both sides report the same version, and a
+// bin/mcpdiff older than its plugin is caught by comparing them.
+var Version = regexp.MustCompile(`(?m)^return "([^"]+)"`).FindStringSubmatch(versionLua)[1]

@@ -339,7 +339,7 @@ func (r *reviewer) list(dir string) (*reviewlist.List, error) {
 	}
 	s := r.storeOf(r.findWorkspace(dir))
 	if s == nil {
-		return reviewlist.Empty(""), nil // a new workspace: no edits yet
+		return reviewlist.NoHistory(dir), nil
 	}
 	l, err := reviewlist.Build(s, dir)
 	if err == nil && r.watch != nil && r.isWatched(s.Workspace()) {

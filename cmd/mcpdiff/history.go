@@ -179,19 +179,26 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 }
 
 // reviewRows prints the rows of Neovim's review list as JSON.
-// A workspace without a store is a new one: its list is empty, not an error.
 func reviewRows(dir string, stdout, stderr io.Writer) int {
-	list := reviewlist.Empty("")
+	wd, _ := os.Getwd()
 	store, err := openStore(dir)
-	if err != nil && !errors.Is(err, history.ErrNoStore) {
+	if errors.Is(err, history.ErrNoStore) {
+		if dir == "" {
+			dir = wd
+		}
+		return printJSON(stdout, stderr, reviewlist.NoHistory(dir))
+	}
+	if err != nil {
 		return refused(stderr, err)
 	}
-	if store != nil {
-		wd, _ := os.Getwd()
-		if list, err = reviewlist.Build(store, wd); err != nil {
-			return refused(stderr, err)
-		}
+	list, err := reviewlist.Build(store, wd)
+	if err != nil {
+		return refused(stderr, err)
 	}
+	return printJSON(stdout, stderr, list)
+}
+
+func printJSON(stdout, stderr io.Writer, list *reviewlist.List) int {
 	if err := json.NewEncoder(stdout).Encode(list); err != nil {
 		return refused(stderr, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
+var version = mcpdiff.Version
+
 // commit is set by the Makefile (-ldflags "-X main.commit=...").
 var commit = "unknown"
 
@@ -46,7 +48,7 @@ func run(start time.Time, args []string) int {
 	case "hooks":
 		return runHooks(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
-		fmt.Printf("mcpdiff %s (commit %s)\n", mcpdiff.Version, commit)
+		fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
 		return 0
 	case "help", "-h", "--help":
 		fmt.Print(usage)

@@ -191,7 +191,9 @@ local function escape_statusline(s)
   return (s:gsub("%%", "%%%%"))
 end
 
-local function hint_text(view)
+-- hint_text is the view's key hint that fits in width columns: the longest of a few
+-- forms, down to the two keys that always work (side by side windows are narrow).
+local function hint_text(view, width)
   if view.status == "accepted" then
     return "mcpdiff: accepted, waiting for the agent to write the file"
   end
@@ -204,33 +206,53 @@ local function hint_text(view)
       return leader
     end))
   end
-  local parts = {
-    ":w" .. (km.accept and (" or " .. key(km.accept)) or "") .. " accept",
-    ":q" .. (km.reject and (" or " .. key(km.reject)) or "") .. " reject",
+  local function form(sep, hunk_words)
+    local parts = {
+      ":w" .. (km.accept and (sep .. key(km.accept)) or "") .. " accept",
+      ":q" .. (km.reject and (sep .. key(km.reject)) or "") .. " reject",
+    }
+    if km.accept_hunk then
+      table.insert(parts, key(km.accept_hunk) .. " keep" .. hunk_words)
+    end
+    if km.reject_hunk then
+      table.insert(parts, key(km.reject_hunk) .. " undo" .. hunk_words)
+    end
+    return table.concat(parts, " · ")
+  end
+  local forms = {
+    "mcpdiff: " .. form(" or ", " hunk"),
+    form(" or ", " hunk"),
+    form("/", ""),
+    ":w accept · :q reject",
   }
-  if km.accept_hunk then
-    table.insert(parts, key(km.accept_hunk) .. " keep hunk")
+  for _, text in ipairs(forms) do
+    if vim.fn.strdisplaywidth(text) + 2 <= width then
+      return text
+    end
   end
-  if km.reject_hunk then
-    table.insert(parts, key(km.reject_hunk) .. " undo hunk")
-  end
-  return "mcpdiff: " .. table.concat(parts, " · ")
+  return forms[#forms]
 end
 
+-- show_hint puts the key hint in the winbar of each window showing the proposal
+-- (Neovim 0.8+), else at the end of its first line, fitted to the window's width.
 local function show_hint(view)
-  local text = hint_text(view)
   if has_winbar then
     for _, w in ipairs(vim.fn.win_findbuf(view.buf)) do
+      local text = hint_text(view, api.nvim_win_get_width(w))
       vim.wo[w].winbar = "%#DiffAdd# " .. escape_statusline(text) .. " %*"
     end
   elseif valid_buf(view.buf) then
+    local win = vim.fn.win_findbuf(view.buf)[1]
+    -- The first line's text comes before the hint.
+    local first = api.nvim_buf_get_lines(view.buf, 0, 1, false)[1] or ""
+    local room = win and (api.nvim_win_get_width(win) - vim.fn.strdisplaywidth(first) - 1) or 80
     api.nvim_buf_clear_namespace(view.buf, hint_ns, 0, -1)
     api.nvim_buf_set_extmark(
       view.buf,
       hint_ns,
       0,
       0,
-      { virt_text = { { text, "Comment" } }, virt_text_pos = "eol" }
+      { virt_text = { { hint_text(view, room), "Comment" } }, virt_text_pos = "eol" }
     )
   end
 end
@@ -363,6 +385,18 @@ local function set_autocmds(view)
       end)
     end,
   })
+  -- The hint is fitted to the window's width: fit it again when that changes.
+  api.nvim_create_autocmd(
+    vim.fn.exists("##WinResized") == 1 and { "WinResized", "VimResized" } or { "VimResized" },
+    {
+      group = g,
+      callback = function()
+        if views[view.tab] == view then
+          show_hint(view)
+        end
+      end,
+    }
+  )
   if view.inline then
     api.nvim_create_autocmd("QuitPre", {
       group = g,

@@ -101,7 +101,7 @@ local function render()
   elseif not l then
     table.insert(lines, "History: loading…")
   elseif #l.lines == 0 then
-    vim.list_extend(lines, M.no_edits_yet(state.cwd))
+    table.insert(lines, "History: no recorded edits under " .. state.cwd)
   elseif next(state.expanded) == nil then
     -- The common case, kept cheap for long lists: the rows as they came.
     vim.list_extend(lines, l.lines)
@@ -149,17 +149,6 @@ local function render()
       end
     end
   end
-end
-
--- no_edits_yet is what the list says in a workspace without recorded edits (no
--- store at all is the normal state of a new workspace, not an error).
-function M.no_edits_yet(cwd)
-  return {
-    "No agent edits recorded under " .. cwd .. " yet.",
-    "They appear here as soon as an agent edits through mcpdiff:",
-    "  Claude Code: :McpDiffClaude, or `mcpdiff hooks install` for a claude started elsewhere",
-    '  any other MCP client: give it `mcpdiff serve` (the README\'s "Any MCP client")',
-  }
 end
 
 -- load reads the list's rows: from the bridge (which keeps the store open), else
@@ -430,6 +419,9 @@ function M.open()
       end,
     })
   end
+  -- Long lines (the Keys line, long paths) wrap between words, indented as they begin.
+  vim.wo.linebreak = true
+  vim.wo.breakindent = true
   render()
   M.refresh()
   return state.buf

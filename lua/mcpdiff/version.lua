@@ -1,3 +1,2 @@
--- The version of mcpdiff, the one place it is written: the Lua plugin requires
--- this file and the Go binary embeds it (version.go), so the two cannot disagree.
+-- The version of mcpdiff: the Lua plugin's, and the binary's (it embeds this file).
 return "0.2.0"

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff"
-
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 

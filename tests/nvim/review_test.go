@@ -591,18 +591,23 @@ func TestReviewListOfTenThousandEntries(t *testing.T) {
 	})
 }
 
-// A workspace with no history yet is the normal state of a new one: the list says
-// so, and how edits get there, instead of the CLI's "no edit history found" error.
-func TestReviewListOfANewWorkspace(t *testing.T) {
+// In a workspace where no agent edited yet, the list says how edits get there, with
+// the bridge (which answers the list) and without it (`mcpdiff status --review`).
+func TestReviewListWithoutHistorySaysWhatToDo(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, bridge := range []bool{true, false} {
 			s := startNvim(t, nv, options{"auto_start": bridge})
 			s.cmd("McpDiffStatus")
-			s.waitListLine("No agent edits recorded under", "yet.")
-			s.waitListLine(":McpDiffClaude")
-			s.waitListLine("mcpdiff serve")
-			if got := strings.Join(s.listLines(), "\n"); strings.Contains(got, "no edit history found") {
-				t.Fatalf("bridge %v: the list shows the raw error:\n%s", bridge, got)
+			s.waitListLine("No agent edits recorded in "+s.ws+" yet: edits appear here once an agent edits through mcpdiff",
+				":McpDiffClaude", "`mcpdiff serve`", "`mcpdiff hooks install`")
+			if text := strings.Join(s.listLines(), "\n"); strings.Contains(text, "no edit history found") {
+				t.Fatalf("bridge %v: the list shows the raw error:\n%s", bridge, text)
+			}
+			// Its long lines (this one, the Keys line) wrap between words.
+			var wraps bool
+			s.lua(`return vim.wo.wrap and vim.wo.linebreak and vim.wo.breakindent`, &wraps)
+			if !wraps {
+				t.Fatal("the list window lacks 'wrap', 'linebreak' or 'breakindent'")
 			}
 		}
 	})
