@@ -14,7 +14,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
-// The batch toolset (seed 004): the same names, parameters, semantics and result
+// The batch toolset: the same names, parameters, semantics and result
 // texts as that seed. Tools that take several files change all of them or none.
 
 // listLimit caps list_files output; the rest is counted, not shown.

@@ -9,7 +9,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
-// The hashline toolset (seed 001): reads tag every line with a short hash of its
+// The hashline toolset: reads tag every line with a short hash of its
 // content, and edits name lines by those anchors instead of repeating their text.
 
 func (s *Server) hashlineTools() []serverTool {

@@ -19,7 +19,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// Exit statuses of the history commands (SPEC §3).
+// Exit statuses of the history commands.
 const (
 	exitOK      = 0
 	exitRefused = 1 // conflict, external change, unknown id: one line on stderr
