@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // The help file must index with :helptags and every |link| in it must resolve.
@@ -81,4 +83,40 @@ local r = vim.tbl_keys(require("mcpdiff.diff").close_reasons) table.sort(r) retu
 			}
 		}
 	})
+}
+
+// The defaults block of :help mcpdiff-config is what lua/mcpdiff/config.lua's option
+// table renders, so the help can never show a default the code does not have.
+// UPDATE_SNAPSHOTS=1 rewrites the block from the table.
+func TestHelpShowsTheConfigDefaults(t *testing.T) {
+	helpPath := filepath.Join(repoRoot, "doc", "mcpdiff.txt")
+	doc, err := os.ReadFile(helpPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const openMark, closeMark = "The defaults: >lua\n\n", "\n<\n"
+	text := string(doc)
+	start := strings.Index(text, openMark)
+	if start < 0 {
+		t.Fatalf("no %q in %s", openMark, helpPath)
+	}
+	start += len(openMark)
+	end := start + strings.Index(text[start:], closeMark)
+	nv := strings.Split(os.Getenv("MCPDIFF_NVIMS"), ":")[0]
+	if nv == "" {
+		nv = "nvim"
+	}
+	s := newSession(t, nv)
+	var lines []string
+	s.lua(`vim.opt.rtp:prepend(...) return require("mcpdiff.config").help_defaults()`, &lines, repoRoot)
+	want := strings.Join(lines, "\n")
+	if got := text[start:end]; got != want {
+		if testenv.Updating() {
+			if err := os.WriteFile(helpPath, []byte(text[:start]+want+text[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Fatalf("the defaults block of :help mcpdiff-config differs from config.lua's options (UPDATE_SNAPSHOTS=1 rewrites it)\n got:\n%s\nwant:\n%s", got, want)
+	}
 }
