@@ -119,9 +119,9 @@ end
 
 -- permission_mode is Claude Code's default permission mode in the settings files
 -- `mcpdiff hooks status` lists (user, project, local: the later ones win), and the
--- file that sets it.
+-- file that sets it; unset, it is `auto`, Claude Code's own default since 2.1.330.
 local function permission_mode(scopes)
-  local mode, from = "default", nil
+  local mode, from = "auto", nil
   for _, scope in ipairs(scopes or {}) do
     local f = scope.exists and io.open(scope.path, "r")
     if f then
@@ -139,36 +139,28 @@ end
 
 -- check_mode reports what Claude Code does with its edits in its permission mode:
 -- in `default` it sends each one to Neovim as a diff, in the others it writes them
--- itself, and only the hooks record them.
-local function check_mode(scopes, active, ok, warn)
+-- itself, and only the hooks record them (passed: :McpDiffClaude gives them).
+local function check_mode(scopes, active, passed, ok, warn)
   local mode, from = permission_mode(scopes)
-  local where = from and ("set in " .. from) or "no settings file sets defaultMode"
+  local where = from and ("set in " .. from)
+    or "no settings file sets defaultMode: Claude Code's own default"
+  local text = ("permission mode %s (%s): "):format(mode, where)
   if mode == "default" then
-    ok(
-      ("permission mode default (%s): Claude Code sends each edit to Neovim as a diff"):format(
-        where
-      )
-    )
+    ok(text .. "Claude Code sends each edit to Neovim as a diff")
   elseif active then
+    ok(text .. "Claude Code writes its edits itself, the hooks record them")
+  elseif passed then
     ok(
-      ("permission mode %s (%s): Claude Code writes its edits itself, the hooks record them"):format(
-        mode,
-        where
-      )
+      text
+        .. "Claude Code writes its edits itself; :McpDiffClaude passes the hooks that record them"
     )
   else
-    warn(
-      ("permission mode %s (%s): Claude Code writes its edits itself, and outside :McpDiffClaude nothing records them"):format(
-        mode,
-        where
-      ),
-      {
-        "Run `mcpdiff hooks install` in " .. vim.fn.getcwd() .. " to record them",
-        'or set "defaultMode": "default" under "permissions" in '
-          .. (from or "that file")
-          .. " to review each edit as a diff",
-      }
-    )
+    warn(text .. "Claude Code writes its edits itself, and nothing records them", {
+      "Run `mcpdiff hooks install` in " .. vim.fn.getcwd() .. " to record them",
+      'or set "defaultMode": "default" under "permissions" in '
+        .. (from or "its settings")
+        .. " to review each edit as a diff",
+    })
   end
 end
 
@@ -326,7 +318,7 @@ function M.check_hooks(bin, passed, ok, warn, info)
       warn(("%s (%s settings): %s"):format(scope.path, scope.scope, scope.problem))
     end
   end
-  check_mode(status.scopes, status.active, ok, warn)
+  check_mode(status.scopes, status.active, passed, ok, warn)
   if status.disabledBy and status.disabledBy ~= vim.NIL then
     warn(
       status.disabledBy

@@ -83,7 +83,7 @@ func TestHealthSections(t *testing.T) {
 		wantHealth(t, lines, "OK", []string{"listening on 127.0.0.1"})
 		wantHealth(t, lines, "OK", []string{"lock file " + s.config + "/ide/"})
 		wantHealth(t, lines, "OK", []string{claude + " found", "2.1.330 (Claude Code)"})
-		wantHealth(t, lines, "OK", []string{"permission mode default", "no settings file sets defaultMode"})
+		wantHealth(t, lines, "OK", []string{"permission mode auto (no settings file sets defaultMode: Claude Code's own default)", ":McpDiffClaude passes the hooks"})
 		noHealthLevel(t, lines, "ERROR")
 
 		// A pending edit: the store's format and counts.
@@ -114,8 +114,18 @@ func TestHealthSections(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines = s.checkhealth()
-		wantHealth(t, lines, "WARNING", []string{"permission mode acceptEdits", "set in " + settings},
+		wantHealth(t, lines, "OK", []string{"permission mode acceptEdits", "set in " + settings, ":McpDiffClaude passes the hooks"})
+		s.lua(`local bin, cmd = ...; require("mcpdiff").setup({ bin = bin, terminal = { cmd = cmd, hooks = false } })`, nil, binPath, claude)
+		lines = s.checkhealth()
+		wantHealth(t, lines, "WARNING", []string{"permission mode acceptEdits", "set in " + settings, "nothing records them"},
 			"`mcpdiff hooks install`", `"defaultMode": "default"`)
+		if err := os.WriteFile(settings, []byte(`{"permissions": {"defaultMode": "default"}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wantHealth(t, s.checkhealth(), "OK", []string{"permission mode default (set in " + settings + "): Claude Code sends each edit to Neovim as a diff"})
+		if err := os.WriteFile(settings, []byte(`{"permissions": {"defaultMode": "acceptEdits"}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		install := exec.Command(binPath, "hooks", "install")
 		install.Dir, install.Env = s.ws, testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config)
 		if out, err := install.CombinedOutput(); err != nil {
