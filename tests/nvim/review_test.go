@@ -537,6 +537,8 @@ func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.cmd("edit!")
+		// The reload redraws the buffer: its hunks come back from the bridge.
+		s.waitHunks(path, "change 2-2, change 5-5", "2:McpDiffChange 5:McpDiffChange")
 		s.lua(`_G.asked = nil
 require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`, nil)
 		s.cmd("5McpDiffReject")
