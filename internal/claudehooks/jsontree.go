@@ -148,8 +148,41 @@ func (n *node) str() string {
 
 // equal compares two nodes as JSON values (key order ignored).
 func (n *node) equal(o *node) bool {
-	var a, b any
-	return json.Unmarshal(n.encode(""), &a) == nil && json.Unmarshal(o.encode(""), &b) == nil && reflect.DeepEqual(a, b)
+	a, errA := decodeValue(n.encode(""))
+	b, errB := decodeValue(o.encode(""))
+	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
+}
+
+// decodeValue reads JSON as encoding/json does, except that a number too large for
+// a float64 (which a settings file may hold: the tree keeps it as written) stays its
+// text instead of failing the whole comparison.
+func decodeValue(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return numbersAsFloats(v), nil
+}
+
+func numbersAsFloats(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if f, err := t.Float64(); err == nil {
+			return f
+		}
+		return string(t)
+	case map[string]any:
+		for k, e := range t {
+			t[k] = numbersAsFloats(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = numbersAsFloats(e)
+		}
+	}
+	return v
 }
 
 // encode writes the value the way Claude Code writes its settings files
