@@ -148,8 +148,44 @@ func (n *node) str() string {
 
 // equal compares two nodes as JSON values (key order ignored).
 func (n *node) equal(o *node) bool {
-	var a, b any
-	return json.Unmarshal(n.encode(""), &a) == nil && json.Unmarshal(o.encode(""), &b) == nil && reflect.DeepEqual(a, b)
+	a, errA := comparable(n.encode(""))
+	b, errB := comparable(o.encode(""))
+	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
+}
+
+// comparable decodes a JSON value for equal: numbers as float64 where they fit (so
+// 1.50 equals 1.5), else as their text (a number beyond float64's range is still
+// equal to itself, and not to a string).
+func comparable(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return numbers(v), nil
+}
+
+// bigNumber is the text of a number float64 cannot hold.
+type bigNumber string
+
+func numbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if f, err := t.Float64(); err == nil {
+			return f
+		}
+		return bigNumber(t)
+	case []any:
+		for i := range t {
+			t[i] = numbers(t[i])
+		}
+	case map[string]any:
+		for k := range t {
+			t[k] = numbers(t[k])
+		}
+	}
+	return v
 }
 
 // encode writes the value the way Claude Code writes its settings files
