@@ -57,8 +57,8 @@ fuzz:
 
 # Lint: each tool must report nothing. .ci/run installs them at pinned versions
 # (staticcheck and deadcode into Go's bin folder, stylua into ~/.cache/mcpdiff).
-# deadcode runs twice: from main (internal/testenv, only used by tests, left out)
-# and from the tests too.
+# deadcode runs twice: from main (internal/testenv and the helpers under tests/, only
+# used by tests, left out) and from the tests too.
 GOBINDIR := $(shell $(GO) env GOPATH 2>/dev/null)/bin
 STYLUA   ?= $(firstword $(wildcard $(HOME)/.cache/mcpdiff/stylua/node_modules/.bin/stylua) stylua)
 lint:
@@ -66,7 +66,7 @@ lint:
 		if [ -n "$$out" ]; then echo "gofmt: not formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOBINDIR)/staticcheck ./...
-	@out=$$($(GOBINDIR)/deadcode ./... | grep -v '^internal/testenv/'; $(GOBINDIR)/deadcode -test ./...); \
+	@out=$$($(GOBINDIR)/deadcode ./... | grep -v -e '^internal/testenv/' -e '^tests/'; $(GOBINDIR)/deadcode -test ./...); \
 		if [ -n "$$out" ]; then echo "deadcode:"; echo "$$out"; exit 1; fi
 	luacheck -q lua plugin
 	$(STYLUA) --check lua plugin
