@@ -10,62 +10,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff"
 	"github.com/neovim/go-client/msgpack/rpc"
 	nvimrpc "github.com/neovim/go-client/nvim"
 )
 
-// The Lua below is self-contained: Buffers talks to any Neovim (`mcpdiff serve`
-// started from a Neovim terminal), with or without the plugin loaded. The plugin has
-// the same reload in lua/mcpdiff/buffers.lua.
+// buffersCall runs one function of lua/mcpdiff/buffers.lua, sent whole (the file is
+// embedded in the binary): Buffers talks to any Neovim (`mcpdiff serve` started from
+// a Neovim terminal), with or without the plugin loaded, and the plugin's reload is
+// the same code.
+func buffersCall(fn string) string {
+	return "local M = (function()\n" + mcpdiff.BuffersLua + "\nend)()\nreturn M." + fn + "(...)"
+}
 
-// bufferOfLua defines buffers_of(paths): the loaded normal buffers of those files,
-// comparing resolved paths (symlinks).
-const bufferOfLua = `
-local uv = vim.uv or vim.loop
-local function real(p) return (uv.fs_realpath(p)) or p end
-local function buffers_of(paths)
-  local wanted = {}
-  for _, p in ipairs(paths) do wanted[p] = true; wanted[real(p)] = true end
-  local out = {}
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    local name = vim.api.nvim_buf_get_name(b)
-    if name ~= "" and vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == ""
-        and (wanted[name] or wanted[real(name)]) then
-      table.insert(out, b)
-    end
-  end
-  return out
-end
-`
-
-const modifiedLua = bufferOfLua + `
-for _, b in ipairs(buffers_of({...})) do
-  if vim.bo[b].modified then return true end
-end
-return false
-`
-
-// reloadLua re-reads unmodified buffers with :edit!, keeping every window's view.
-// :checktime is not enough: a rewrite with the same size and mtime looks unchanged.
-const reloadLua = bufferOfLua + `
-local n = 0
-for _, b in ipairs(buffers_of(...)) do
-  if not vim.bo[b].modified and uv.fs_stat(vim.api.nvim_buf_get_name(b)) then
-    local views = {}
-    for _, w in ipairs(vim.fn.win_findbuf(b)) do
-      views[w] = vim.api.nvim_win_call(w, vim.fn.winsaveview)
-    end
-    local ok = pcall(vim.api.nvim_buf_call, b, function() vim.cmd("silent keepjumps edit!") end)
-    for w, view in pairs(views) do
-      if vim.api.nvim_win_is_valid(w) then
-        vim.api.nvim_win_call(w, function() vim.fn.winrestview(view) end)
-      end
-    end
-    if ok then n = n + 1 end
-  end
-end
-return n
-`
+var (
+	modifiedLua = buffersCall("modified")
+	reloadLua   = buffersCall("reload")
+)
 
 func reloadBuffers(ctx context.Context, v *nvimrpc.Nvim, paths []string) (int, error) {
 	var n int
@@ -135,7 +96,7 @@ func (b *Buffers) Modified(path string) (bool, error) {
 	ctx, cancel := b.context()
 	defer cancel()
 	var modified bool
-	err = call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(modifiedLua, &modified, path) })
+	err = call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(modifiedLua, &modified, []string{path}) })
 	if err == nil {
 		return modified, nil
 	}
