@@ -10,7 +10,7 @@ GO      ?= go
 BIN     := bin/mcpdiff
 RACEBIN := bin/mcpdiff-race
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum
+SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum lua/mcpdiff/version.lua
 FUZZTIME ?= 4s
 
 .PHONY: all test unit fuzz bench screenshots clean lint
@@ -77,6 +77,7 @@ doc/tags: doc/*.txt scripts/helptags.awk
 	@LC_ALL=C awk -f scripts/helptags.awk doc/*.txt | LC_ALL=C sort > $@.tmp && mv $@.tmp $@
 
 bench: $(BIN)
+	scripts/bench-ts $(CURDIR)/$(BIN)
 	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
 		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/bench/... ./bridge/filetools/ ./internal/udiff/
 

@@ -21,6 +21,11 @@ import (
 const (
 	EnvPort  = "MCPDIFF_IDE_PORT"
 	EnvToken = "MCPDIFF_IDE_TOKEN"
+	// EnvNeovim is what the plugin knows of its Neovim when it starts the bridge
+	// (JSON of require("mcpdiff.bridge").neovim_info()): with it the lock file is
+	// written without waiting for Neovim, which answers nothing until its start-up
+	// is over.
+	EnvNeovim = "MCPDIFF_NEOVIM"
 )
 
 // BridgeOptions configures RunBridge.
@@ -148,34 +153,34 @@ func (b *bridge) ideServer() *ide.Server {
 
 // neovimInfo is what the bridge needs to know about its Neovim to start.
 type neovimInfo struct {
-	PID int      `msgpack:"pid"`
-	Cwd string   `msgpack:"cwd"`
-	LSP []string `msgpack:"lsp"`
+	PID int      `msgpack:"pid" json:"pid"`
+	Cwd string   `msgpack:"cwd" json:"cwd"`
+	LSP []string `msgpack:"lsp" json:"lsp"`
 	// v:servername: where Claude Code's hook asks about unsaved buffers.
-	Server string `msgpack:"server"`
+	Server string `msgpack:"server" json:"server"`
 }
 
-// neovimInfoLua reads Neovim's PID, cwd, RPC address and the workspace folders of
-// running language servers (get_active_clients before 0.10).
-const neovimInfoLua = `
-local folders, seen = {}, {}
-local get = vim.lsp.get_clients or vim.lsp.get_active_clients
-for _, client in ipairs(get()) do
-  for _, f in ipairs(client.workspace_folders or {}) do
-    local path = vim.uri_to_fname(f.uri)
-    if not seen[path] then seen[path] = true; table.insert(folders, path) end
-  end
-end
-return { pid = vim.fn.getpid(), cwd = vim.fn.getcwd(), lsp = folders, server = vim.v.servername }
-`
+// readNeovimInfo takes Neovim's description from the environment the plugin set,
+// else asks Neovim.
+func (b *bridge) readNeovimInfo(ctx context.Context) (neovimInfo, error) {
+	var info neovimInfo
+	if env := os.Getenv(EnvNeovim); env != "" {
+		if err := json.Unmarshal([]byte(env), &info); err == nil && info.PID > 0 && info.Cwd != "" {
+			return info, nil
+		}
+		b.logf("nvim: ignoring a malformed $%s: %q", EnvNeovim, env)
+	}
+	err := execLua(ctx, b.v, "read Neovim's pid and cwd", `return require("mcpdiff.bridge").neovim_info()`, &info)
+	return info, err
+}
 
 // attach starts the IDE server and tells the plugin where it listens. It runs while
 // Serve reads Neovim's answers (a call before Serve would block forever).
 func (b *bridge) attach(ctx context.Context) error {
 	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var info neovimInfo
-	if err := execLua(callCtx, b.v, "read Neovim's pid and cwd", neovimInfoLua, &info); err != nil {
+	info, err := b.readNeovimInfo(callCtx)
+	if err != nil {
 		return err
 	}
 	port, _ := strconv.Atoi(os.Getenv(EnvPort))

@@ -11,21 +11,20 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff"
+
 	"github.com/neovim/go-client/msgpack/rpc"
 	nvimrpc "github.com/neovim/go-client/nvim"
 )
 
-// buffersCall runs one function of lua/mcpdiff/buffers.lua, sent whole (the file is
-// embedded in the binary): Buffers talks to any Neovim (`mcpdiff serve` started from
-// a Neovim terminal), with or without the plugin loaded, and the plugin's reload is
-// the same code.
-func buffersCall(fn string) string {
-	return "local M = (function()\n" + mcpdiff.BuffersLua + "\nend)()\nreturn M." + fn + "(...)"
+// buffersLua runs one function of lua/mcpdiff/buffers.lua (embedded, so it works
+// in a Neovim without the plugin) with the call's arguments.
+func buffersLua(function string) string {
+	return "local M = (function()\n" + mcpdiff.BuffersLua + "\nend)()\nreturn M." + function + "(...)"
 }
 
 var (
-	modifiedLua = buffersCall("modified")
-	reloadLua   = buffersCall("reload")
+	modifiedLua = buffersLua("modified")
+	reloadLua   = buffersLua("reload")
 )
 
 func reloadBuffers(ctx context.Context, v *nvimrpc.Nvim, paths []string) (int, error) {

@@ -12,7 +12,7 @@ import (
 )
 
 // Query answers the IDE tools that read editor state (and openFile), with the exact
-// result texts of the protocol doc §5. Lua gathers the state; the JSON is built here
+// result texts Claude Code expects. Lua gathers the state; the JSON is built here
 // so field names and order are fixed in one place.
 func (e *Editor) Query(ctx context.Context, tool string, args map[string]any) (string, error) {
 	switch tool {

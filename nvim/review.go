@@ -339,7 +339,7 @@ func (r *reviewer) list(dir string) (*reviewlist.List, error) {
 	}
 	s := r.storeOf(r.findWorkspace(dir))
 	if s == nil {
-		return reviewlist.Empty("no edit history in " + dir + " or any folder above it (edits are recorded by mcpdiff serve, hooks and accepted diffs)"), nil
+		return reviewlist.NoHistory(dir), nil
 	}
 	l, err := reviewlist.Build(s, dir)
 	if err == nil && r.watch != nil && r.isWatched(s.Workspace()) {

@@ -10,7 +10,7 @@ const utf8BOM = "\uFEFF"
 // textFormat is what a buffer's lines do not carry of a text: its line ending, a
 // UTF-8 BOM and whether it ends with a newline. A proposal the user edited is turned
 // back into text with the proposal's own format, so accepting it never adds a final
-// newline or converts CRLF by accident (protocol doc §6.3 "newline drift").
+// newline or converts CRLF by accident ("newline drift").
 type textFormat struct {
 	crlf         bool // every line ends with \r\n
 	bom          bool

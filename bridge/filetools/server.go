@@ -67,6 +67,7 @@ type Server struct {
 	// wrap it to make a commit's files fail, benchmarks replace it to write without a
 	// history.
 	recordAll func(context.Context, []history.StoreCommit) ([][]*history.Entry, error)
+	bigTexts  *bigTexts // results' texts escaped ahead, when serving stdio
 }
 
 // session is what one client's calls share.

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
-// The batch toolset (seed 004): the same names, parameters, semantics and result
+// The batch toolset: the same names, parameters, semantics and result
 // texts as that seed. Tools that take several files change all of them or none.
 
 // listLimit caps list_files output; the rest is counted, not shown.
@@ -161,7 +161,7 @@ func (s *Server) capRead(text string) (*mcp.CallToolResult, error) {
 	if len(text) > s.cfg.MaxRead {
 		return fail(errorf("the result is too big (%d bytes, limit %d); read fewer files, or part of a file with line_range", len(text), s.cfg.MaxRead)), nil
 	}
-	return mcp.NewToolResultText(text), nil
+	return s.textResult(text), nil
 }
 
 func (s *Server) writeFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
-// The hashline toolset (seed 001): reads tag every line with a short hash of its
+// The hashline toolset: reads tag every line with a short hash of its
 // content, and edits name lines by those anchors instead of repeating their text.
 
 func (s *Server) hashlineTools() []serverTool {
@@ -77,7 +77,7 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, len(out), s.cfg.MaxRead)), nil
 	}
 	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), lines)
-	return mcp.NewToolResultText(out), nil
+	return s.textResult(out), nil
 }
 
 func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -280,7 +280,7 @@ func TestDecideForAnUnknownTabIsANoOp(t *testing.T) {
 }
 
 func TestOpenDiffCarriesAFiftyMegabyteFrame(t *testing.T) {
-	// 50 MB as SPEC requires. The race detector makes encoding/json about 30 times
+	// 50 MB, as Claude Code may send. The race detector makes encoding/json about 30 times
 	// slower (95 s measured for this frame, nearly all of it decoding), so under
 	// -race the same path runs with 4 MB: still far above the library's 32 KiB
 	// default limit.

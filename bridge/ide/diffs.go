@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -72,6 +73,7 @@ func (s *Server) openDiffTool(ctx context.Context, c *client, args map[string]an
 // openDiff shows a proposal and blocks until the user decides (accepted, with the
 // text to save), close_tab cancels it, or the request ends (client gone, Stop).
 func (s *Server) openDiff(ctx context.Context, c *client, req DiffRequest) (accepted bool, text string, err error) {
+	s.supersedeWatches(req.NewPath)
 	before, existed, err := readOldFile(req.OldPath)
 	if err != nil {
 		return false, "", err
@@ -126,7 +128,9 @@ func diffRequestFrom(arg func(name string) (string, error)) (DiffRequest, error)
 		}
 		values[i] = v
 	}
-	req := DiffRequest{OldPath: values[0], NewPath: values[1], Contents: values[2], TabName: values[3]}
+	// The short strings are copied: as substrings of the request's frame they would
+	// keep the whole frame (the file's text, megabytes) alive as long as the diff.
+	req := DiffRequest{OldPath: strings.Clone(values[0]), NewPath: strings.Clone(values[1]), Contents: values[2], TabName: strings.Clone(values[3])}
 	for _, p := range []struct{ name, path string }{{"old_file_path", req.OldPath}, {"new_file_path", req.NewPath}} {
 		if !filepath.IsAbs(p.path) {
 			return DiffRequest{}, &ToolError{Code: codeInvalidParams, Message: "Invalid params",

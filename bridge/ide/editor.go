@@ -49,6 +49,6 @@ type Editor interface {
 	// Query runs one of the simple tools (openFile, getDiagnostics,
 	// getCurrentSelection, getLatestSelection, getOpenEditors, getWorkspaceFolders,
 	// checkDocumentDirty, saveDocument) and returns the text of its one result item,
-	// exactly as the protocol doc gives it.
+	// exactly as Claude Code expects it.
 	Query(ctx context.Context, tool string, args map[string]any) (string, error)
 }

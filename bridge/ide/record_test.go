@@ -129,3 +129,36 @@ func TestConversationIsOnePerTurn(t *testing.T) {
 		t.Errorf("a new turn kept conversation %q", first.conv)
 	}
 }
+
+// A new diff of a file ends the wait for an earlier accepted one: recorded when the
+// client wrote it by then, else given up, instead of holding both texts for the
+// whole watchTimeout.
+func TestANewDiffOfTheFileEndsTheWaitForTheLastOne(t *testing.T) {
+	rec := newFakeRecorder()
+	s := startServer(t, withRecorder(rec), func(s *Server) { s.watchTimeout = time.Hour })
+	c := connectReady(t, s)
+	path := writeFile(t, "a.txt", "a\n")
+	acceptDiff(t, s, c, path, tabA, "b\n")
+	s.mu.Lock()
+	watching := len(s.watches)
+	s.mu.Unlock()
+	if watching != 1 {
+		t.Fatalf("%d watches after the accept, want 1", watching)
+	}
+	acceptDiff(t, s, c, path, tabA+" 2", "c\n") // the first was never written
+	s.logs.waitFor(t, "was not written before the next diff of it")
+	if n := len(rec.calls); n != 0 {
+		t.Errorf("RecordAccepted called %d times for a diff that was never written", n)
+	}
+	// The second is written just before a third diff of the file opens: recorded.
+	if err := os.WriteFile(path, []byte("c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wait := c.callTool("openDiff", diffArgs(path, "d\n", tabA))
+	s.editor.waitOpened(t)
+	if got := rec.waitCall(t); string(got.before) != "a\n" || string(got.after) != "c\n" {
+		t.Errorf("RecordAccepted(before=%q, after=%q), want a → c", got.before, got.after)
+	}
+	s.Decide(tabA, false, "")
+	wait()
+}

@@ -102,7 +102,7 @@ const (
 const (
 	serverName = "mcpdiff-neovim"
 	// maxMessageBytes bounds one incoming WebSocket message; openDiff carries whole
-	// files and SPEC requires at least 64 MB to work.
+	// files, and frames of at least 64 MB must work.
 	maxMessageBytes = 128 << 20
 	// mentionTTL is how long an at_mentioned waits for a client to connect.
 	mentionTTL = 10 * time.Second

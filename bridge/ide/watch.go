@@ -9,8 +9,9 @@ import (
 // writeWatch waits for the client to write an accepted diff. The CLI, not the
 // editor, writes the file: after the two close_tabs and the baseline getDiagnostics.
 type writeWatch struct {
-	d    *diff
-	poke chan struct{} // "look now": a close_tab or getDiagnostics arrived
+	d          *diff
+	poke       chan struct{} // "look now": a close_tab or getDiagnostics arrived
+	superseded chan struct{} // closed (under Server.mu) when a new diff of the file opens
 }
 
 // FileStamp is what a stat shows of a file: polling it notices a write without
@@ -37,12 +38,15 @@ func (s *Server) watchWrite(d *diff) {
 		s.settle(d)
 		return
 	}
-	w := &writeWatch{d: d, poke: make(chan struct{}, 1)}
+	w := &writeWatch{d: d, poke: make(chan struct{}, 1), superseded: make(chan struct{})}
 	s.mu.Lock()
 	if s.state != stateRunning {
 		s.mu.Unlock()
 		return
 	}
+	// The proposal was answered: what the watch compares and records is d.final and
+	// d.before. Up to watchTimeout of waiting should not hold a third copy.
+	d.req.Contents = ""
 	s.watches[w] = struct{}{}
 	s.tasks.Add(1)
 	s.mu.Unlock()
@@ -71,6 +75,15 @@ func (s *Server) runWatch(w *writeWatch) {
 		case <-deadline.C:
 			s.logf("ide: %s was not written within %v of being accepted; not recorded in the edit history", w.d.req.NewPath, s.watchTimeout)
 			s.settle(w.d)
+			return
+		case <-w.superseded:
+			// The client proposes this file again, so it wrote the accepted text by
+			// now or never will: a last look, then the watch (and the texts it
+			// holds) ends instead of waiting out watchTimeout.
+			if !s.checkWrite(w.d, &seen, true) {
+				s.logf("ide: %s was not written before the next diff of it; not recorded in the edit history", w.d.req.NewPath)
+				s.settle(w.d)
+			}
 			return
 		case <-poll.C:
 			force = false
@@ -124,6 +137,18 @@ func (s *Server) settle(d *diff) {
 	s.mu.Unlock()
 	if orphan {
 		s.teardown(d)
+	}
+}
+
+// supersedeWatches ends the watches of earlier accepted diffs of path.
+func (s *Server) supersedeWatches(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watches {
+		if w.d.req.NewPath == path {
+			delete(s.watches, w)
+			close(w.superseded)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// Exit statuses of the history commands (SPEC §3).
+// Exit statuses of the history commands.
 const (
 	exitOK      = 0
 	exitRefused = 1 // conflict, external change, unknown id: one line on stderr
@@ -180,15 +180,25 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 
 // reviewRows prints the rows of Neovim's review list as JSON.
 func reviewRows(dir string, stdout, stderr io.Writer) int {
+	wd, _ := os.Getwd()
 	store, err := openStore(dir)
+	if errors.Is(err, history.ErrNoStore) {
+		if dir == "" {
+			dir = wd
+		}
+		return printJSON(stdout, stderr, reviewlist.NoHistory(dir))
+	}
 	if err != nil {
 		return refused(stderr, err)
 	}
-	wd, _ := os.Getwd()
 	list, err := reviewlist.Build(store, wd)
 	if err != nil {
 		return refused(stderr, err)
 	}
+	return printJSON(stdout, stderr, list)
+}
+
+func printJSON(stdout, stderr io.Writer, list *reviewlist.List) int {
 	if err := json.NewEncoder(stdout).Encode(list); err != nil {
 		return refused(stderr, err)
 	}

@@ -9,10 +9,11 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff"
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
-const version = "0.1.0"
+var version = mcpdiff.Version
 
 // commit is set by the Makefile (-ldflags "-X main.commit=...").
 var commit = "unknown"

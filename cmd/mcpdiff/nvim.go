@@ -6,7 +6,12 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
+	"time"
+
+	"github.com/mcpdiff/mcpdiff"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/history"
@@ -37,8 +42,9 @@ func runNvim(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
+	go giveBackMemory(ctx)
 	err := nvim.RunBridge(ctx, os.Stdin, rpcOut, nvim.BridgeOptions{
-		Version: version,
+		Version: mcpdiff.Version,
 		// Diffs accepted in Neovim go into the edit history of their workspace.
 		NewRecorder: func(folders []string) ide.Recorder { return history.NewDiffRecorder(folders) },
 		Logf:        logger.Printf,
@@ -48,4 +54,34 @@ func runNvim(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// giveBackMemory returns the heap a big diff left behind to the system. A diff of a
+// 10,000-line file passes through this process as a WebSocket frame, its JSON and
+// the lines sent to Neovim: tens of megabytes that Go's collector keeps mapped for
+// minutes, while the bridge otherwise lives in a few. Four times a second it reads how much
+// heap is mapped, and when that grew by 8 MB since the last release, it collects
+// and releases; a proposal still on screen stays live, and is not collected again
+// until the heap grows once more.
+func giveBackMemory(ctx context.Context) {
+	const slack = 8 << 20
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	mapped := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64() + sample[1].Value.Uint64() + sample[2].Value.Uint64()
+	}
+	floor := mapped()
+	tick := time.NewTicker(250 * time.Millisecond) // reading the metrics costs microseconds
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if mapped() > floor+slack {
+				debug.FreeOSMemory()
+				floor = mapped()
+			}
+		}
+	}
 }

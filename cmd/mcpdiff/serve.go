@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpdiff/mcpdiff"
+
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
@@ -50,7 +52,7 @@ func runServe(args []string, stderr io.Writer) int {
 	}
 	logger := log.New(stderr, "mcpdiff serve: ", 0)
 	cfg := filetools.Config{
-		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, Version: version, Logf: logger.Printf,
+		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, Version: mcpdiff.Version, Logf: logger.Printf,
 	}
 	if *toolsets != "" && *toolsets != "all" {
 		cfg.Toolsets = strings.Split(*toolsets, ",")
@@ -76,8 +78,9 @@ func runServe(args []string, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	// Every open call holds a worker; a slow one must never queue a fast one.
-	err = server.ServeStdio(srv.MCP(), server.WithWorkerPoolSize(64), server.WithQueueSize(1024), server.WithErrorLogger(logger))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err = srv.ServeStdio(ctx, os.Stdin, os.Stdout, logger)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
 		return exitRefused

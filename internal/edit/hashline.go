@@ -1,6 +1,6 @@
 package edit
 
-// Hash-anchored reads and edits (read_text_file, edit_text_file; SPEC §4, seed 001).
+// Hash-anchored reads and edits (read_text_file, edit_text_file).
 //
 // The two-hex-digit tag of a line is only a checksum for the model's convenience:
 // 1 changed line in 256 keeps its tag. Anchors are therefore checked against the full

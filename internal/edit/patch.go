@@ -1,6 +1,6 @@
 package edit
 
-// Unified-diff edits (edit_file_diff; seed 000).
+// Unified-diff edits (edit_file_diff).
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 package edit
 
-// Exact-string edits (edit_file; seed 002).
+// Exact-string edits (edit_file).
 
 import (
 	"bytes"

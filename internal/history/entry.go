@@ -39,7 +39,7 @@ const (
 	SourceClaude   = "claude-code" // Claude Code's own Edit/Write tools, seen by its hooks
 )
 
-// Entry is one line of logs/<conv>.log: the fields of seed 000 §4, plus seq (the
+// Entry is one line of logs/<conv>.log: the fields agents and the CLI read, plus seq (the
 // store-wide order of all changes) and source.
 type Entry struct {
 	EditID         string    `json:"edit_id"`

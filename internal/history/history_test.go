@@ -128,7 +128,8 @@ func call(f func() error) error {
 func (w *ws) edit(conv, rel, content string) *Entry {
 	w.t.Helper()
 	before, _ := w.read(rel)
-	return w.change(conv, Change{Op: Edit, Path: w.abs(rel), Before: []byte(before), BeforeExists: true, After: []byte(content)})
+	info, _ := os.Stat(w.abs(rel))
+	return w.change(conv, Change{Op: Edit, Path: w.abs(rel), Before: []byte(before), BeforeExists: true, BeforeInfo: info, After: []byte(content)})
 }
 
 func (w *ws) create(conv, rel, content string) *Entry {
@@ -139,7 +140,8 @@ func (w *ws) create(conv, rel, content string) *Entry {
 func (w *ws) remove(conv, rel string) *Entry {
 	w.t.Helper()
 	before := w.mustRead(rel)
-	return w.change(conv, Change{Op: Delete, Path: w.abs(rel), Before: []byte(before), BeforeExists: true})
+	info, _ := os.Stat(w.abs(rel))
+	return w.change(conv, Change{Op: Delete, Path: w.abs(rel), Before: []byte(before), BeforeExists: true, BeforeInfo: info})
 }
 
 func (w *ws) move(conv, from, to string) *Entry {
@@ -955,4 +957,32 @@ func TestQuietWaitsForTheWriterAndTouchesNothing(t *testing.T) {
 	if _, err := os.Stat(staged); err != nil {
 		t.Fatalf("Quiet swept a staged file: %v", err)
 	}
+}
+
+// A checkpoint of a file the file tools replace is a second name of the replaced
+// file, not a copy, and rejecting the edit still rebuilds the file from it.
+func TestCheckpointIsALinkToTheReplacedFile(t *testing.T) {
+	w := newWS(t)
+	big := numbered(20000)
+	w.writeRaw("big.txt", big)
+	old, err := os.Stat(w.abs("big.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := w.edit("conv_1", "big.txt", replaceLine(big, 5, "changed"))
+	if e.CheckpointFile == nil {
+		t.Fatal("the edit has no checkpoint")
+	}
+	chk, err := os.Stat(filepath.Join(w.dir, Dir, *e.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(chk, old) {
+		t.Fatal("the checkpoint is a copy, not the replaced file")
+	}
+	if now, _ := os.Stat(w.abs("big.txt")); os.SameFile(now, old) {
+		t.Fatal("the edit wrote the file in place: the checkpoint would change with it")
+	}
+	w.mustDecide(Rejected, e.EditID)
+	w.expect("big.txt", big)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -381,11 +382,11 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 	default:
 		e.HashAfter = strPtr(ch.afterHash)
 	}
-	if e.CheckpointFile, err = t.checkpoint(c.Conversation, from, ch.Before, ch.BeforeExists); err != nil {
+	if e.CheckpointFile, err = t.checkpoint(c, ch, from); err != nil {
 		return nil, err
 	}
 	if ch.Op == Move { // the destination is touched too (it did not exist)
-		if _, err := t.checkpoint(c.Conversation, ch.Path, nil, false); err != nil {
+		if _, err := t.checkpoint(c, Change{Op: Create, Path: ch.Path}, ch.Path); err != nil {
 			return nil, err
 		}
 	}
@@ -432,11 +433,12 @@ func (s *Store) rel(path string) string {
 	return path
 }
 
-// checkpoint saves a file's bytes the first time a conversation touches its path and
-// returns the checkpoint's path in the store (nil when none was written now). A path
-// that did not exist gets an empty ".none" marker so it is not checkpointed later.
-func (t *transaction) checkpoint(conv, path string, content []byte, exists bool) (*string, error) {
-	base := filepath.ToSlash(filepath.Join("checkpoints", conv, pathKey(path)[:16]+"-"+safeName(filepath.Base(path))))
+// checkpoint saves the bytes ch starts from (of the file at path) the first time a
+// conversation touches that path, and returns the checkpoint's path in the store (nil
+// when none was written now). A path that did not exist gets an empty ".none" marker
+// so it is not checkpointed later.
+func (t *transaction) checkpoint(c Commit, ch Change, path string) (*string, error) {
+	base := filepath.ToSlash(filepath.Join("checkpoints", c.Conversation, pathKey(path)[:16]+"-"+safeName(filepath.Base(path))))
 	known := t.store.known.touched
 	if known[base] {
 		return nil, nil
@@ -448,13 +450,51 @@ func (t *transaction) checkpoint(conv, path string, content []byte, exists bool)
 		}
 	}
 	known[base] = true // forgotten again if the transaction rolls back
-	if !exists {
+	if !ch.BeforeExists {
 		return nil, t.writeNew(base+".none", nil)
 	}
-	if err := t.writeNew(base+".chkpt", content); err != nil {
+	name := base + ".chkpt"
+	if t.linkCheckpoint(c, ch, name) {
+		return strPtr(name), nil
+	}
+	if err := t.writeNew(name, ch.Before); err != nil {
 		return nil, err
 	}
-	return strPtr(base + ".chkpt"), nil
+	return strPtr(name), nil
+}
+
+// linkCheckpoint makes the checkpoint name a second name of the file ch replaces,
+// instead of a copy of its bytes: an agent edit starts a conversation, and a copy
+// of an 11 MB file per edit was most of an edit's cost. It is only right when
+// nothing writes that file's inode again: the file tools put a new file in place by
+// rename (a new inode) or remove it, and Files does that right after the logging,
+// while Verify has just checked that the file is still the one Before was read
+// from. A Commit without Files (the file already holds its new bytes), a move (the
+// inode lives on under the new name), a link that names another inode than the one
+// read, or a link the file system refuses, all get a copy. The replay checks every
+// checkpoint against hash_before, so even a write in the short window before the
+// rename shows as an error, never as wrong bytes.
+func (t *transaction) linkCheckpoint(c Commit, ch Change, name string) bool {
+	if c.Files == nil || ch.BeforeInfo == nil || !ch.BeforeInfo.Mode().IsRegular() ||
+		(ch.Op != Edit && ch.Op != Replace && ch.Op != Delete) {
+		return false
+	}
+	rel, err := t.store.relPath(ch.Path)
+	if err != nil || t.store.files.mkdirs(name) != nil {
+		return false
+	}
+	if t.store.workspace.LinkFile(rel, filepath.Join(filepath.FromSlash(Dir), filepath.FromSlash(name))) != nil {
+		return false
+	}
+	t.newFiles = append(t.newFiles, name) // removed again if the transaction rolls back
+	info, err := t.store.files.root.Lstat(name)
+	was := ch.BeforeInfo
+	if err != nil || !os.SameFile(info, was) || info.Size() != was.Size() || !info.ModTime().Equal(was.ModTime()) {
+		t.newFiles = t.newFiles[:len(t.newFiles)-1]
+		_ = t.store.files.root.Remove(name)
+		return false
+	}
+	return true
 }
 
 func (t *transaction) writeNew(rel string, data []byte) error {

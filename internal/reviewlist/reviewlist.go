@@ -31,8 +31,15 @@ type List struct {
 	Error     string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
 }
 
-// Empty is the list of a folder without a store, saying why.
-func Empty(why string) *List {
+// NoHistory is the list of a folder with no store in it or above it: not an error to
+// a new user, so it says what makes edits appear.
+func NoHistory(dir string) *List {
+	return empty("No agent edits recorded in " + dir + " yet: edits appear here once an agent edits " +
+		"through mcpdiff (:McpDiffClaude, `mcpdiff serve`, or `mcpdiff hooks install`)")
+}
+
+// empty is a list without rows, saying why.
+func empty(why string) *List {
 	return &List{Lines: []string{}, Edit: []string{}, Conv: []string{}, File: []string{}, Source: []string{},
 		Status: []string{}, Warnings: []string{}, Error: why}
 }
@@ -48,7 +55,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := Empty("")
+	l := empty("")
 	n := len(listing.Entries) + 64
 	l.Lines, l.Edit, l.Conv = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.File, l.Source, l.Status = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)

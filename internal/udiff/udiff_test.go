@@ -112,7 +112,7 @@ func TestUnified(t *testing.T) {
 			"--- a/f\n+++ b/f\n@@ -1,0 +2,1 @@\n+X\n"},
 		{"pure deletion without context", "a\nb\nc\n", "a\nc\n", 0,
 			"--- a/f\n+++ b/f\n@@ -2,1 +1,0 @@\n-b\n"},
-		// The three end-of-file cases of docs/go-libraries.md §4.
+		// The three end-of-file cases: no newline at the end of the old, the new, or both.
 		{"hunk at EOF, file ends in newline", "a\nb\nc\n", "a\nb\nC\n", 1,
 			"--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n"},
 		{"file without final newline", "a\nb\nc", "a\nB\nc", 1,

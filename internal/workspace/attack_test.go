@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// One test per attack case of peers.md §5. Each checks the error and, through the
+// One test per way out of a root (links, swaps, special files). Each checks the error and, through the
 // fixture's cleanup, that nothing outside the root was created or changed.
 
 // attack is one operation that must be refused with an error of kind want.

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// fixture is the layout of peers.md §5, in a fresh temp folder:
+// fixture is a layout full of ways out of the root, in a fresh temp folder:
 //
 //	base/root/            the allowed root: a.txt, sub/b.txt and the links below
 //	base/root_evil/       a prefix sibling, with secret.txt

@@ -131,14 +131,15 @@ function M.start()
     notify(err, vim.log.levels.ERROR)
     return false
   end
-  local opts = { rpc = true, on_stderr = on_stderr, on_exit = on_exit }
+  -- What the Go side would otherwise ask Neovim first, which answers only once its
+  -- start-up is over: the lock file then waits for nothing.
+  local env = { MCPDIFF_NEOVIM = vim.fn.json_encode(M.neovim_info()) }
   if state.recover then
     -- Same port and token: a running Claude Code reconnects by itself.
-    opts.env = {
-      MCPDIFF_IDE_PORT = tostring(state.recover.port),
-      MCPDIFF_IDE_TOKEN = state.recover.token,
-    }
+    env.MCPDIFF_IDE_PORT = tostring(state.recover.port)
+    env.MCPDIFF_IDE_TOKEN = state.recover.token
   end
+  local opts = { rpc = true, on_stderr = on_stderr, on_exit = on_exit, env = env }
   state.stderr = {}
   local ok, job = pcall(vim.fn.jobstart, { bin, "nvim" }, opts)
   if not ok or job <= 0 then
@@ -148,6 +149,28 @@ function M.start()
   end
   state.job, state.stopping, state.last_error = job, false, nil
   return true
+end
+
+-- neovim_info is what the bridge needs to know of this Neovim: its PID, cwd, RPC
+-- address (where Claude Code's hook asks about unsaved buffers) and the workspace
+-- folders of running language servers.
+function M.neovim_info()
+  local folders, seen = {}, {}
+  -- Not loaded yet means no language server runs; loading it would cost start-up.
+  local lsp = package.loaded["vim.lsp"]
+  local get = lsp and (lsp.get_clients or lsp.get_active_clients) or function()
+    return {}
+  end
+  for _, client in ipairs(get()) do
+    for _, f in ipairs(client.workspace_folders or {}) do
+      local path = vim.uri_to_fname(f.uri)
+      if not seen[path] then
+        seen[path] = true
+        table.insert(folders, path)
+      end
+    end
+  end
+  return { pid = vim.fn.getpid(), cwd = vim.fn.getcwd(), lsp = folders, server = vim.v.servername }
 end
 
 -- stop ends the bridge: the Go side answers pending diffs as rejected, closes the

@@ -1,7 +1,6 @@
--- Reloading file buffers after something outside Neovim changed the files.
--- This file is also sent whole by the Go side (embedded in the binary, see embed.go)
--- to Neovims that may not have the plugin loaded (`mcpdiff serve` started from a
--- Neovim terminal): it must stay self-contained, requiring nothing.
+-- Reloading file buffers after something outside Neovim changed the files, and
+-- asking whether any is modified. Self-contained: the Go side runs this same file
+-- (embedded in the binary) in any Neovim `mcpdiff serve` talks to, plugin or not.
 local M = {}
 
 local api = vim.api
@@ -11,8 +10,8 @@ local function realpath(p)
   return (uv.fs_realpath(p)) or p
 end
 
--- buffers_of returns the loaded normal buffers of the given files, comparing resolved
--- paths too (symlinks).
+-- buffers_of returns the loaded normal buffers of the given files, comparing
+-- resolved paths (symlinks).
 function M.buffers_of(paths)
   local wanted = {}
   for _, p in ipairs(paths) do
@@ -34,7 +33,7 @@ function M.buffers_of(paths)
   return out
 end
 
--- modified tells whether a buffer of the given files has unsaved changes.
+-- modified tells whether a buffer of one of the files has unsaved changes.
 function M.modified(paths)
   for _, buf in ipairs(M.buffers_of(paths)) do
     if vim.bo[buf].modified then

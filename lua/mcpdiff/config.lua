@@ -2,60 +2,6 @@
 -- Kept dependency-free so that setup() stays cheap.
 local M = {}
 
-M.defaults = {
-  -- Path of the mcpdiff binary. nil means <plugin root>/bin/mcpdiff (built by `make`).
-  bin = nil,
-  -- Start the bridge (IDE server for Claude Code) from setup().
-  auto_start = true,
-  -- Send the cursor/visual selection to connected Claude Code clients.
-  track_selection = true,
-  -- Keep the cursor where it was when a diff opens, instead of moving it to the proposal.
-  keep_focus = false,
-  -- Show the pending edits of the history in the sign column of file buffers.
-  signs = true,
-  diff = {
-    -- "vertical" (side by side), "horizontal" (proposal below) or "inline" (one
-    -- window: the proposal, with the removed lines shown above where they were).
-    layout = "vertical",
-    -- Always open diffs in a new tab (a new tab is used anyway when the current tab
-    -- already shows a diff window).
-    open_in_new_tab = false,
-  },
-  -- Buffer-local keymaps of the proposal buffer; false disables one.
-  keymaps = {
-    accept = "<leader>da",
-    reject = "<leader>dq",
-    -- The hunk under the cursor (or the visual selection's hunks): keep it, or take
-    -- the original lines back.
-    accept_hunk = "<leader>dk",
-    reject_hunk = "<leader>dr",
-    -- Next and previous hunk in the inline layout (diff mode has its own ]c and [c).
-    next_hunk = "]c",
-    prev_hunk = "[c",
-    -- Global keymaps to move between pending edits of the history, and to preview
-    -- the one under the cursor; each is set only where it shadows no mapping.
-    next_pending = "]h",
-    prev_pending = "[h",
-    preview_pending = false,
-  },
-  -- :McpDiffClaude
-  terminal = {
-    cmd = "claude",
-    args = {},
-    -- "vertical", "horizontal" or "tab"
-    split = "vertical",
-    -- Fraction of the editor (0 < size < 1) or a number of columns/lines.
-    size = 0.4,
-    -- Extra environment for the terminal job.
-    env = {},
-    -- Pass Claude Code the hooks that record its own edits in the edit history and
-    -- refuse writes to buffers with unsaved changes (claude --settings).
-    hooks = true,
-  },
-}
-
-M.values = vim.deepcopy(M.defaults)
-
 local function one_of(choices)
   return function(v)
     for _, c in ipairs(choices) do
@@ -71,6 +17,7 @@ end
 local function string_or_false(v)
   return v == false or type(v) == "string"
 end
+local keymap = { string_or_false, "a string or false" }
 
 local function list_of_strings(v)
   if type(v) ~= "table" then
@@ -88,34 +35,173 @@ local function positive_number(v)
   return type(v) == "number" and v > 0
 end
 
--- Validators per dotted key: a type name, or {function, description}.
-local schema = {
-  bin = { "string", true },
-  auto_start = { "boolean" },
-  track_selection = { "boolean" },
-  keep_focus = { "boolean" },
-  signs = { "boolean" },
-  diff = { "table" },
-  ["diff.layout"] = { one_of({ "vertical", "horizontal", "inline" }) },
-  ["diff.open_in_new_tab"] = { "boolean" },
-  keymaps = { "table" },
-  ["keymaps.accept"] = { string_or_false, "a string or false" },
-  ["keymaps.reject"] = { string_or_false, "a string or false" },
-  ["keymaps.accept_hunk"] = { string_or_false, "a string or false" },
-  ["keymaps.reject_hunk"] = { string_or_false, "a string or false" },
-  ["keymaps.next_hunk"] = { string_or_false, "a string or false" },
-  ["keymaps.prev_hunk"] = { string_or_false, "a string or false" },
-  ["keymaps.next_pending"] = { string_or_false, "a string or false" },
-  ["keymaps.prev_pending"] = { string_or_false, "a string or false" },
-  ["keymaps.preview_pending"] = { string_or_false, "a string or false" },
-  terminal = { "table" },
-  ["terminal.cmd"] = { "string" },
-  ["terminal.args"] = { list_of_strings, "a list of strings" },
-  ["terminal.split"] = { one_of({ "vertical", "horizontal", "tab" }) },
-  ["terminal.size"] = { positive_number, "a positive number" },
-  ["terminal.env"] = { "table" },
-  ["terminal.hooks"] = { "boolean" },
+-- Every option, in the order the help shows them: its dotted name, its default, its
+-- check (a type name, or {function, description}; {type, true} is optional) and what
+-- the help says of it. The defaults, the validation and the defaults block of
+-- :help mcpdiff-config all come from this list (TestHelpShowsTheConfigDefaults).
+M.options = {
+  {
+    "bin",
+    nil,
+    { "string", true },
+    "The mcpdiff binary. nil: <plugin folder>/bin/mcpdiff (built by make).",
+  },
+  { "auto_start", true, { "boolean" }, "Start the bridge from setup()." },
+  {
+    "track_selection",
+    true,
+    { "boolean" },
+    "Send your cursor position and visual selection to connected Claude Code clients (never from terminal buffers).",
+  },
+  {
+    "keep_focus",
+    false,
+    { "boolean" },
+    "Keep the cursor where it is when a diff opens, instead of moving it to the proposal.",
+  },
+  {
+    "signs",
+    true,
+    { "boolean" },
+    "Show the pending edits of the history in the sign column of file buffers (|mcpdiff-hunks|).",
+  },
+  { "diff", {}, { "table" }, "How diffs from Claude Code are shown (|mcpdiff-diff|)." },
+  {
+    "diff.layout",
+    "vertical",
+    { one_of({ "vertical", "horizontal", "inline" }) },
+    '"vertical": side by side; "horizontal": the proposal below; "inline": the proposal alone, in your window (|mcpdiff-inline|).',
+  },
+  {
+    "diff.open_in_new_tab",
+    false,
+    { "boolean" },
+    "Always open diffs in a new tab page (one is used anyway when the tab already shows a diff).",
+  },
+  { "keymaps", {}, { "table" }, "Keymaps; false disables one." },
+  { "keymaps.accept", "<leader>da", keymap, "In a proposal: accept it." },
+  { "keymaps.reject", "<leader>dq", keymap, "In a proposal: reject it." },
+  {
+    "keymaps.accept_hunk",
+    "<leader>dk",
+    keymap,
+    "In a proposal: keep the hunk(s) under the cursor.",
+  },
+  { "keymaps.reject_hunk", "<leader>dr", keymap, "In a proposal: take their original lines back." },
+  {
+    "keymaps.next_hunk",
+    "]c",
+    keymap,
+    "Next hunk of a proposal in the inline layout (diff mode has its own ]c and [c).",
+  },
+  { "keymaps.prev_hunk", "[c", keymap, "Previous hunk of a proposal in the inline layout." },
+  {
+    "keymaps.next_pending",
+    "]h",
+    keymap,
+    "Global: next pending edit of the history (|mcpdiff-hunks|); set only when nothing is mapped to it already, as are the next two.",
+  },
+  { "keymaps.prev_pending", "[h", keymap, "Global: previous pending edit." },
+  {
+    "keymaps.preview_pending",
+    false,
+    keymap,
+    "Global: preview the pending edit under the cursor.",
+  },
+  { "terminal", {}, { "table" }, ":McpDiffClaude (|mcpdiff-claude|)." },
+  { "terminal.cmd", "claude", { "string" }, "The command." },
+  {
+    "terminal.args",
+    {},
+    { list_of_strings, "a list of strings" },
+    "Arguments before those of :McpDiffClaude.",
+  },
+  {
+    "terminal.split",
+    "vertical",
+    { one_of({ "vertical", "horizontal", "tab" }) },
+    "Where the terminal opens.",
+  },
+  {
+    "terminal.size",
+    0.4,
+    { positive_number, "a positive number" },
+    "A fraction of the editor (0 < size < 1), or a number of columns or lines.",
+  },
+  { "terminal.env", {}, { "table" }, "Extra environment variables for the terminal job." },
+  {
+    "terminal.hooks",
+    true,
+    { "boolean" },
+    "Pass Claude Code the hooks that record its own edits and refuse writes to buffers with unsaved changes (|mcpdiff-auto-mode|).",
+  },
 }
+
+local schema = {}
+M.defaults = {}
+for _, o in ipairs(M.options) do
+  local name, default, check = o[1], o[2], o[3]
+  schema[name] = check
+  local group, key = name:match("^([^.]+)%.(.+)$")
+  if group then
+    M.defaults[group][key] = vim.deepcopy(default)
+  else
+    M.defaults[name] = vim.deepcopy(default)
+  end
+end
+
+M.values = vim.deepcopy(M.defaults)
+
+-- wrap splits text into lines of at most width characters, between words.
+local function wrap(text, width)
+  local lines, line = {}, ""
+  for word in text:gmatch("%S+") do
+    if line ~= "" and #line + 1 + #word > width then
+      table.insert(lines, line)
+      line = word
+    else
+      line = line == "" and word or line .. " " .. word
+    end
+  end
+  table.insert(lines, line)
+  return lines
+end
+
+-- help_defaults is the defaults block of :help mcpdiff-config: a setup() call with
+-- every option at its default, each under its description.
+function M.help_defaults()
+  local out = { '    require("mcpdiff").setup({' }
+  local open_group
+  for _, o in ipairs(M.options) do
+    local name, default, doc = o[1], o[2], o[4]
+    local group, key = name:match("^([^.]+)%.(.+)$")
+    if open_group and group ~= open_group then
+      table.insert(out, "      },")
+      open_group = nil
+    end
+    local indent = group and "        " or "      "
+    for _, l in ipairs(wrap(doc, 78 - #indent - 3)) do
+      table.insert(out, indent .. "-- " .. l)
+    end
+    if
+      type(default) == "table"
+      and next(default) == nil
+      and not group
+      and schema[name][1] == "table"
+    then
+      table.insert(out, indent .. name .. " = {")
+      open_group = name
+    else
+      local value = default == nil and "nil" or vim.inspect(default)
+      table.insert(out, indent .. (key or name) .. " = " .. value .. ",")
+    end
+  end
+  if open_group then
+    table.insert(out, "      },")
+  end
+  table.insert(out, "    })")
+  return out
+end
 
 -- Returns the unknown keys of opts (dotted), comparing against the defaults.
 local function unknown_keys(opts, defaults, prefix, out)

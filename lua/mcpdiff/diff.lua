@@ -24,20 +24,6 @@ local next_id = 0
 local has_winbar = vim.fn.has("nvim-0.8") == 1
 local hint_ns = api.nvim_create_namespace("mcpdiff_hint")
 
--- Windows of these filetypes are sidebars, never the main editor window.
-local sidebar_filetypes = {
-  ["neo-tree"] = true,
-  NvimTree = true,
-  oil = true,
-  minifiles = true,
-  netrw = true,
-  aerial = true,
-  tagbar = true,
-  qf = true,
-  snacks_picker_list = true,
-  snacks_layout_box = true,
-}
-
 local function cfg()
   return require("mcpdiff.config").values
 end
@@ -91,22 +77,7 @@ function M.file_buffer(path)
   return nil
 end
 
-local function is_float(w)
-  return api.nvim_win_get_config(w).relative ~= ""
-end
-
--- is_editor_window tells whether a window may host the original file.
-local function is_editor_window(w)
-  if is_float(w) or vim.wo[w].diff then
-    return false
-  end
-  local b = api.nvim_win_get_buf(w)
-  local bt = vim.bo[b].buftype
-  if bt == "terminal" or bt == "prompt" or bt == "quickfix" or bt == "help" then
-    return false
-  end
-  return not sidebar_filetypes[vim.bo[b].filetype] and by_buf[b] == nil
-end
+local window = require("mcpdiff.window")
 
 local function tab_has_diff(tab)
   for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
@@ -129,33 +100,12 @@ local function pick_target(view)
     return api.nvim_get_current_win()
   end
   local file_buf = not view.new_file and M.file_buffer(view.path) or nil
-  local candidates = {}
-  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
-    if is_editor_window(w) then
-      if file_buf and api.nvim_win_get_buf(w) == file_buf then
-        return w
-      end
-      table.insert(candidates, w)
-    end
-  end
-  local cur = api.nvim_get_current_win()
-  if is_editor_window(cur) then
-    return cur
-  end
-  if candidates[1] then
-    return candidates[1]
+  local w = window.find(file_buf)
+  if w then
+    return w
   end
   -- Only terminals, sidebars or floats here (claudecode.nvim #231): make room.
-  if is_float(cur) then
-    for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
-      if not is_float(w) then
-        api.nvim_set_current_win(w)
-        break
-      end
-    end
-  end
-  vim.cmd("aboveleft new")
-  local w = api.nvim_get_current_win()
+  w = window.make_room()
   view.created_wins = { w }
   view.scratch_buf = api.nvim_get_current_buf()
   return w
@@ -241,7 +191,9 @@ local function escape_statusline(s)
   return (s:gsub("%%", "%%%%"))
 end
 
-local function hint_text(view)
+-- hint_text is the view's key hint that fits in width columns: the longest of a few
+-- forms, down to the two keys that always work (side by side windows are narrow).
+local function hint_text(view, width)
   if view.status == "accepted" then
     return "mcpdiff: accepted, waiting for the agent to write the file"
   end
@@ -254,33 +206,53 @@ local function hint_text(view)
       return leader
     end))
   end
-  local parts = {
-    ":w" .. (km.accept and (" or " .. key(km.accept)) or "") .. " accept",
-    ":q" .. (km.reject and (" or " .. key(km.reject)) or "") .. " reject",
+  local function form(sep, hunk_words)
+    local parts = {
+      ":w" .. (km.accept and (sep .. key(km.accept)) or "") .. " accept",
+      ":q" .. (km.reject and (sep .. key(km.reject)) or "") .. " reject",
+    }
+    if km.accept_hunk then
+      table.insert(parts, key(km.accept_hunk) .. " keep" .. hunk_words)
+    end
+    if km.reject_hunk then
+      table.insert(parts, key(km.reject_hunk) .. " undo" .. hunk_words)
+    end
+    return table.concat(parts, " · ")
+  end
+  local forms = {
+    "mcpdiff: " .. form(" or ", " hunk"),
+    form(" or ", " hunk"),
+    form("/", ""),
+    ":w accept · :q reject",
   }
-  if km.accept_hunk then
-    table.insert(parts, key(km.accept_hunk) .. " keep hunk")
+  for _, text in ipairs(forms) do
+    if vim.fn.strdisplaywidth(text) + 2 <= width then
+      return text
+    end
   end
-  if km.reject_hunk then
-    table.insert(parts, key(km.reject_hunk) .. " undo hunk")
-  end
-  return "mcpdiff: " .. table.concat(parts, " · ")
+  return forms[#forms]
 end
 
+-- show_hint puts the key hint in the winbar of each window showing the proposal
+-- (Neovim 0.8+), else at the end of its first line, fitted to the window's width.
 local function show_hint(view)
-  local text = hint_text(view)
   if has_winbar then
     for _, w in ipairs(vim.fn.win_findbuf(view.buf)) do
+      local text = hint_text(view, api.nvim_win_get_width(w))
       vim.wo[w].winbar = "%#DiffAdd# " .. escape_statusline(text) .. " %*"
     end
   elseif valid_buf(view.buf) then
+    local win = vim.fn.win_findbuf(view.buf)[1]
+    -- The first line's text comes before the hint.
+    local first = api.nvim_buf_get_lines(view.buf, 0, 1, false)[1] or ""
+    local room = win and (api.nvim_win_get_width(win) - vim.fn.strdisplaywidth(first) - 1) or 80
     api.nvim_buf_clear_namespace(view.buf, hint_ns, 0, -1)
     api.nvim_buf_set_extmark(
       view.buf,
       hint_ns,
       0,
       0,
-      { virt_text = { { text, "Comment" } }, virt_text_pos = "eol" }
+      { virt_text = { { hint_text(view, room), "Comment" } }, virt_text_pos = "eol" }
     )
   end
 end
@@ -413,6 +385,18 @@ local function set_autocmds(view)
       end)
     end,
   })
+  -- The hint is fitted to the window's width: fit it again when that changes.
+  api.nvim_create_autocmd(
+    vim.fn.exists("##WinResized") == 1 and { "WinResized", "VimResized" } or { "VimResized" },
+    {
+      group = g,
+      callback = function()
+        if views[view.tab] == view then
+          show_hint(view)
+        end
+      end,
+    }
+  )
   if view.inline then
     api.nvim_create_autocmd("QuitPre", {
       group = g,
@@ -879,8 +863,21 @@ local function displayed(b)
   return #vim.fn.win_findbuf(b) > 0
 end
 
+-- close_reasons is every `reason` of User McpDiffClosed, the one list of them: the
+-- Go side passes "accepted", "closed" and "failed", and a test checks that the help
+-- describes each one.
+M.close_reasons = {
+  accepted = "the proposal was saved and Claude Code got FILE_SAVED",
+  rejected = "the view was closed without saving (DIFF_REJECTED)",
+  closed = "Claude Code closed the diff itself (closeAllDiffTabs, or after an answer)",
+  replaced = "a new openDiff for the same tab name replaced it",
+  failed = "drawing it failed, or openDiff was cancelled while it was being drawn",
+  ["bridge stopped"] = "the bridge stopped (:McpDiffStop, Neovim exits, or it died)",
+}
+
 -- teardown removes everything a view created and fires User McpDiffClosed.
 local function teardown(view, reason)
+  assert(M.close_reasons[reason], "unknown close reason " .. tostring(reason))
   views[view.tab] = nil
   by_buf[view.buf] = nil
   pcall(api.nvim_del_augroup_by_id, view.augroup)

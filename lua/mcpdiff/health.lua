@@ -38,33 +38,129 @@ local function history_store()
   return vim.fn.fnamemodify(dir, ":p")
 end
 
+-- store_format reads the store's FORMAT file ("mcpdiff-edit-history N").
+local function store_format(store)
+  local f = io.open(store .. "/FORMAT", "r")
+  if not f then
+    return nil
+  end
+  local text = f:read("*a") or ""
+  f:close()
+  return text:match("^mcpdiff%-edit%-history (%d+)")
+end
+
 -- check_files runs `mcpdiff status` in the workspace: it completes a decision an
--- interrupted command left, and warns about each file that differs from its history.
-local function check_files(bin, workspace, ok, warn)
-  local stderr = {}
+-- interrupted command left, counts the pending edits, and warns about each file that
+-- differs from its history.
+local function check_files(bin, workspace, ok, warn, err)
+  local stdout, stderr = {}, {}
   local job = vim.fn.jobstart({ bin, "status", "--json", "--workspace", workspace }, {
+    stdout_buffered = true,
     stderr_buffered = true,
+    on_stdout = function(_, data)
+      stdout = data
+    end,
     on_stderr = function(_, data)
       stderr = data
     end,
   })
   local code = job > 0 and vim.fn.jobwait({ job }, 10000)[1] or -1
-  if code ~= 0 then
-    warn(
+  local decoded, entries = pcall(vim.fn.json_decode, table.concat(stdout, "\n"))
+  if code ~= 0 or not decoded or type(entries) ~= "table" then
+    err(
       ("`mcpdiff status` in %s failed (exit %d): %s"):format(
         workspace,
         code,
         vim.trim(table.concat(stderr, "\n"))
-      )
+      ),
+      { "Run `mcpdiff status --workspace " .. workspace .. "` in a shell and fix what it names" }
     )
     return
   end
+  local pending = 0
+  for _, e in ipairs(entries) do
+    if e.status == "pending" then
+      pending = pending + 1
+    end
+  end
+  ok(
+    ("%d edit(s) recorded, %d pending (review them with :McpDiffStatus or `mcpdiff status`)"):format(
+      #entries,
+      pending
+    )
+  )
   local warnings = require("mcpdiff.history").warnings(table.concat(stderr, "\n"))
   for _, w in ipairs(warnings) do
     warn(w)
   end
   if #warnings == 0 then
     ok("every recorded file holds what its history says")
+  end
+end
+
+-- command_version runs `cmd --version` with a deadline and returns its first line.
+local function command_version(cmd)
+  local out = {}
+  local job = vim.fn.jobstart({ cmd, "--version" }, {
+    stdout_buffered = true,
+    on_stdout = function(_, data)
+      out = data
+    end,
+  })
+  if job <= 0 or vim.fn.jobwait({ job }, 10000)[1] ~= 0 then
+    if job > 0 then
+      vim.fn.jobstop(job)
+    end
+    return nil
+  end
+  local line = vim.trim(out[1] or "")
+  return line ~= "" and line or nil
+end
+
+-- permission_mode is Claude Code's default permission mode in the settings files
+-- `mcpdiff hooks status` lists (user, project, local: the later ones win), and the
+-- file that sets it; unset, it is `auto`, Claude Code's own default since 2.1.330.
+local function permission_mode(scopes)
+  local mode, from = "auto", nil
+  for _, scope in ipairs(scopes or {}) do
+    local f = scope.exists and io.open(scope.path, "r")
+    if f then
+      local text = f:read("*a")
+      f:close()
+      local decoded, settings = pcall(vim.fn.json_decode, text)
+      local permissions = decoded and type(settings) == "table" and settings.permissions
+      if type(permissions) == "table" and type(permissions.defaultMode) == "string" then
+        mode, from = permissions.defaultMode, scope.path
+      end
+    end
+  end
+  return mode, from
+end
+
+-- check_mode reports what Claude Code does with its edits in its permission mode:
+-- in `default` it sends each one to Neovim as a diff, in the others it writes them
+-- itself, and only the hooks record them (passed: :McpDiffClaude gives them).
+local function check_mode(scopes, active, passed, ok, warn)
+  local mode, from = permission_mode(scopes)
+  local where = from and ("set in " .. from)
+    or "no settings file sets defaultMode: Claude Code's own default"
+  local text = ("permission mode %s (%s): "):format(mode, where)
+  if mode == "default" then
+    ok(text .. "Claude Code sends each edit to Neovim as a diff")
+  elseif active then
+    ok(text .. "Claude Code writes its edits itself, the hooks record them")
+  elseif passed then
+    ok(
+      text
+        .. "Claude Code writes its edits itself; :McpDiffClaude passes the hooks that record them"
+    )
+  else
+    warn(text .. "Claude Code writes its edits itself, and nothing records them", {
+      "Run `mcpdiff hooks install` in " .. vim.fn.getcwd() .. " to record them",
+      'or set "defaultMode": "default" under "permissions" in '
+        .. (from or "its settings")
+        .. " to review each edit as a diff",
+    })
   end
 end
 
@@ -155,10 +251,19 @@ function M.check()
     if vim.fn.filewritable(store) == 2 then
       ok("store " .. store .. " is writable")
     else
-      err("store " .. store .. " is not writable", { "Fix the permissions of that folder" })
+      err(
+        "store " .. store .. " is not writable",
+        { "Fix the permissions of that folder: chmod -R u+rwX " .. store }
+      )
+    end
+    local format = store_format(store)
+    if format then
+      ok("store format version " .. format)
+    else
+      info("store " .. store .. " has no FORMAT file yet (written by the first recorded edit)")
     end
     if bin then
-      check_files(bin, vim.fn.fnamemodify(store, ":h:h:h"), ok, warn)
+      check_files(bin, vim.fn.fnamemodify(store, ":h:h:h"), ok, warn, err)
     end
   end
 
@@ -166,7 +271,10 @@ function M.check()
   local terminal = require("mcpdiff.config").values.terminal
   local cmd = terminal.cmd
   if vim.fn.executable(cmd) == 1 then
-    ok(cmd .. " found: " .. vim.fn.exepath(cmd))
+    local cli_version = command_version(cmd)
+    ok(
+      ("%s found: %s (%s)"):format(cmd, vim.fn.exepath(cmd), cli_version or "its --version failed")
+    )
     info(
       "Claude Code 2.1.330 and later send diffs to Neovim only in the `default` permission mode "
         .. "(`claude --permission-mode default`); in the others its hooks record its edits (see :help mcpdiff-auto-mode)"
@@ -210,10 +318,12 @@ function M.check_hooks(bin, passed, ok, warn, info)
       warn(("%s (%s settings): %s"):format(scope.path, scope.scope, scope.problem))
     end
   end
+  check_mode(status.scopes, status.active, passed, ok, warn)
   if status.disabledBy and status.disabledBy ~= vim.NIL then
     warn(
       status.disabledBy
-        .. " sets disableAllHooks: Claude Code runs no hooks, its edits are not recorded"
+        .. " sets disableAllHooks: Claude Code runs no hooks, its edits are not recorded",
+      { "Remove disableAllHooks from " .. status.disabledBy }
     )
   elseif status.active then
     ok("active for a claude started anywhere in " .. vim.fn.getcwd())

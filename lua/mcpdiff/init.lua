@@ -2,7 +2,7 @@
 local M = {}
 
 -- The version of this Lua plugin; `mcpdiff version` must report the same one.
-M.version = "0.1.0"
+M.version = require("mcpdiff.version")
 
 local function notify(msg, level)
   vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)

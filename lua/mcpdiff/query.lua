@@ -15,28 +15,11 @@ local function language_id(buf)
   return ft ~= "" and ft or "plaintext"
 end
 
--- main_window returns a window fit to show a file: not floating, not a terminal,
--- sidebar or diff window. Makes one (a split) when there is none.
+-- main_window is the window openFile shows the file in: the same choice as the diff
+-- view's (mcpdiff.window), a new split when the tab has no window fit for a file.
 local function main_window()
-  local function fit(w)
-    if api.nvim_win_get_config(w).relative ~= "" or vim.wo[w].diff then
-      return false
-    end
-    local b = api.nvim_win_get_buf(w)
-    local bt = vim.bo[b].buftype
-    return bt ~= "terminal" and bt ~= "prompt" and bt ~= "quickfix" and vim.b[b].mcpdiff_tab == nil
-  end
-  local cur = api.nvim_get_current_win()
-  if fit(cur) then
-    return cur
-  end
-  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if fit(w) then
-      return w
-    end
-  end
-  vim.cmd("aboveleft vnew")
-  return api.nvim_get_current_win()
+  local window = require("mcpdiff.window")
+  return window.find(nil) or window.make_room()
 end
 
 -- find_text returns the 1-based {line, col} of the first plain match of text at or

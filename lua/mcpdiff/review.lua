@@ -419,6 +419,9 @@ function M.open()
       end,
     })
   end
+  -- Long lines (the Keys line, long paths) wrap between words, indented as they begin.
+  vim.wo.linebreak = true
+  vim.wo.breakindent = true
   render()
   M.refresh()
   return state.buf

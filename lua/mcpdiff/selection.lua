@@ -1,5 +1,5 @@
 -- Selection tracking (selection_changed) and @-mentions (at_mentioned) for Claude Code.
--- Lines are 0-based, characters are byte columns (protocol doc §7).
+-- Lines are 0-based, characters are byte columns, as Claude Code counts them.
 local M = {}
 
 local api = vim.api

@@ -3,7 +3,7 @@
 // Anthropic Messages API on 127.0.0.1: the CLI finds Neovim through the lock file,
 // proposes an edit, and the test accepts or rejects it in Neovim the way a user does.
 // hooks_test.go runs it with mcpdiff's hooks, in the modes where it writes files itself.
-// It follows /work/shared/docs/claude-code-real-client.md.
+// It drives the real CLI unattended against a fake Messages API on 127.0.0.1.
 //
 // Skipped, saying why, when the CLI or tmux is missing; .ci/run installs both.
 package claude
@@ -261,7 +261,7 @@ func newWorld(t *testing.T) *world {
 			t.Fatal(err)
 		}
 	}
-	// The three keys that let the CLI start unattended (claude-code-real-client.md §3).
+	// The three keys that let the CLI start unattended.
 	cfg := map[string]any{
 		"hasCompletedOnboarding":   true,
 		"hasSeenAutoDefaultNotice": true,

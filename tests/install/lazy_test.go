@@ -1,7 +1,10 @@
 package install
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,11 +13,11 @@ import (
 	"time"
 )
 
-// lazyDir is the vendored lazy.nvim (see its README for the tag and commit).
-var lazyDir = filepath.Join("testdata", "lazy.nvim")
-
-// lazyVersion is the vendored lazy.nvim's tag.
+// lazyVersion is the vendored lazy.nvim's tag (testdata/README.md).
 const lazyVersion = "v11.17.5"
+
+// lazyArchive is the vendored lazy.nvim: a folder lazy.nvim/ in a .tar.gz.
+var lazyArchive = filepath.Join("testdata", "lazy.nvim-"+lazyVersion+".tar.gz")
 
 // lazyMin is the oldest Neovim lazy.nvim supports.
 var lazyMin = [2]int{0, 8}
@@ -45,8 +48,8 @@ require("lazy").setup({
 func (u *user) installLazy(nvimBin, specs string) string {
 	u.t.Helper()
 	dst := filepath.Join(u.data, "nvim", "lazy", "lazy.nvim")
-	if err := os.CopyFS(dst, os.DirFS(lazyDir)); err != nil {
-		u.t.Fatalf("copy lazy.nvim: %v", err)
+	if err := untar(lazyArchive, "lazy.nvim/", dst); err != nil {
+		u.t.Fatalf("unpack lazy.nvim: %v", err)
 	}
 	// A clone, as the bootstrap makes: lazy.nvim manages itself and reads its commit.
 	if err := commitAll(dst, "lazy.nvim "+lazyVersion); err != nil {
@@ -177,4 +180,42 @@ func TestLazyNvimWithoutGo(t *testing.T) {
 		fileExists(t, filepath.Join(plugin, "bin", "mcpdiff"), false)
 		fileExists(t, filepath.Join(plugin, "doc", "tags"), true)
 	})
+}
+
+// untar writes the regular files of the .tar.gz archive under prefix into dst.
+func untar(archive, prefix, dst string) error {
+	f, err := os.Open(archive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", archive, err)
+	}
+	r := tar.NewReader(gz)
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", archive, err)
+		}
+		rel, ok := strings.CutPrefix(h.Name, prefix)
+		if !ok || h.Typeflag != tar.TypeReg || !filepath.IsLocal(rel) {
+			continue
+		}
+		path := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", archive, h.Name, err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
+		}
+	}
 }

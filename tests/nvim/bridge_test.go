@@ -1,6 +1,7 @@
 package nvimtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
@@ -39,7 +41,7 @@ func TestLockFile(t *testing.T) {
 		if st, _ := os.Stat(info.Lock); st.Mode().Perm() != 0o600 {
 			t.Fatalf("lock file mode %v, want 0600", st.Mode().Perm())
 		}
-		if info.Version != "0.1.0" {
+		if info.Version != mcpdiff.Version {
 			t.Fatalf("the bridge reported version %q", info.Version)
 		}
 		// :cd moves the workspace, so `claude --ide` started there finds this Neovim.
@@ -165,7 +167,7 @@ func TestVersionMismatch(t *testing.T) {
 		s.lua(`vim.opt.rtp:prepend(...); require("mcpdiff").version = "0.0.9"`, nil, repoRoot)
 		s.setup(nil)
 		msgs := s.waitMessages()
-		want := fmt.Sprintf("mcpdiff: bin/mcpdiff is version 0.1.0 but the Lua plugin is 0.0.9: rebuild it with `make` in %s", repoRoot)
+		want := fmt.Sprintf("mcpdiff: bin/mcpdiff is version %s but the Lua plugin is 0.0.9: rebuild it with `make` in %s", mcpdiff.Version, repoRoot)
 		if len(msgs) != 1 || msgs[0].Msg != want {
 			t.Fatalf("messages = %+v, want %q", msgs, want)
 		}
@@ -249,7 +251,7 @@ func TestHealth(t *testing.T) {
 		var lines []string
 		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 		text := strings.Join(lines, "\n")
-		for _, want := range []string{"mcpdiff: binary", "0.1.0", "listening on 127.0.0.1", "lock file", "Claude Code",
+		for _, want := range []string{"mcpdiff: binary", mcpdiff.Version, "listening on 127.0.0.1", "lock file", "Claude Code",
 			"mcpdiff: Claude Code hooks", "Claude Code started with :McpDiffClaude gets the hooks", "mcpdiff hooks install"} {
 			if !strings.Contains(text, want) {
 				t.Fatalf(":checkhealth mcpdiff lacks %q:\n%s", want, text)
@@ -404,6 +406,43 @@ func TestQuitRightAfterStart(t *testing.T) {
 		}
 		if locks, _ := filepath.Glob(filepath.Join(config, "ide", "*.lock")); len(locks) > 0 {
 			t.Errorf("lock files left behind: %v", locks)
+		}
+	})
+}
+
+// The lock file does not wait for Neovim to answer: the plugin hands the bridge what
+// it needs when it starts it, so Claude Code finds a Neovim that is busy right
+// after its start-up (plugins loading, a slow first redraw).
+func TestLockFileIsWrittenWhileNeovimIsBusy(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		base := t.TempDir()
+		config := filepath.Join(base, "claude")
+		cmd := exec.Command(nv, "--headless", "-u", "NONE", "-i", "NONE", "-n",
+			"--cmd", "set rtp^="+repoRoot,
+			"-c", fmt.Sprintf("lua require('mcpdiff').setup({ bin = %q })", binPath),
+			// Busy (not :sleep, which still answers RPC requests) from just after the
+			// bridge's job started, on the first turn of the event loop.
+			"-c", "lua vim.schedule(function() local t = os.clock() while os.clock() - t < 30 do end end)")
+		cmd.Env = testenv.Env("HOME="+base, "CLAUDE_CONFIG_DIR="+config, "XDG_STATE_HOME="+filepath.Join(base, "state"))
+		cmd.Dir = base
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		var lock map[string]any
+		eventually(t, "a lock file while Neovim is busy", func() bool {
+			files, _ := filepath.Glob(filepath.Join(config, "ide", "*.lock"))
+			if len(files) != 1 {
+				return false
+			}
+			data, err := os.ReadFile(files[0])
+			return err == nil && json.Unmarshal(data, &lock) == nil
+		})
+		if pid, _ := lock["pid"].(float64); int(pid) != cmd.Process.Pid {
+			t.Fatalf("the lock file names pid %v, Neovim is %d", lock["pid"], cmd.Process.Pid)
+		}
+		if folders, _ := lock["workspaceFolders"].([]any); len(folders) == 0 || folders[0] != base {
+			t.Fatalf("the lock file's workspaceFolders: %v, want %s first", lock["workspaceFolders"], base)
 		}
 	})
 }

@@ -668,3 +668,61 @@ return out`, &groups)
 		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
 	})
 }
+
+// hint returns the key hint of the proposal's window and that window's width: its
+// winbar (Neovim 0.8+) or the virtual text at the end of its first line.
+func (s *session) hint(buf int) (string, int) {
+	s.t.Helper()
+	var got struct {
+		Text  string `msgpack:"text"`
+		Width int    `msgpack:"width"`
+	}
+	s.lua(`
+local buf = ...
+local w = vim.fn.win_findbuf(buf)[1]
+local text
+if vim.fn.has("nvim-0.8") == 1 then
+  text = vim.wo[w].winbar:gsub("%%#%w+#", ""):gsub("%%%*", ""):gsub("%%%%", "%%")
+  text = vim.trim(text)
+else
+  local ns = vim.api.nvim_create_namespace("mcpdiff_hint")
+  local marks = vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })
+  text = marks[1][4].virt_text[1][1]
+  local first = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+  return { text = text, width = vim.api.nvim_win_get_width(w) - vim.fn.strdisplaywidth(first) - 1 }
+end
+return { text = text, width = vim.api.nvim_win_get_width(w) }`, &got, buf)
+	return got.Text, got.Width
+}
+
+// The side by side view's key hint fits its window (down to 30 columns, where its
+// shortest form, ":w accept · :q reject", still fits), and grows back
+// to the whole sentence when the window is wide again.
+func TestHintFitsNarrowWindows(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, nil)
+		s.cmd("set columns=200")
+		path := s.writeFile("narrow.txt", "a\n")
+		tab := tabName("narrow.txt", 1)
+		c.OpenDiff(path, "b\n", tab)
+		s.waitViews(1)
+		buf := s.proposalBuf(tab)
+		full := "mcpdiff: :w or \\da accept · :q or \\dq reject · \\dk keep hunk · \\dr undo hunk"
+		if text, _ := s.hint(buf); text != full {
+			t.Fatalf("hint at 200 columns = %q, want %q", text, full)
+		}
+		for _, columns := range []int{120, 100, 80, 60} {
+			s.cmd("set columns=" + itoa(columns))
+			s.cmd("wincmd =")
+			eventually(t, "the hint to fit "+itoa(columns)+" columns", func() bool {
+				text, width := s.hint(buf)
+				return strings.Contains(text, ":w") && strings.Contains(text, ":q") && len([]rune(text))+2 <= width
+			})
+		}
+		s.cmd("set columns=200")
+		eventually(t, "the whole hint back", func() bool {
+			text, _ := s.hint(buf)
+			return text == full
+		})
+	})
+}

@@ -118,6 +118,36 @@ func TestOpenFile(t *testing.T) {
 	})
 }
 
+// openFile never puts the file in a sidebar: with the cursor in a file tree, it
+// uses the editor window beside it, as the diff view does.
+func TestOpenFileLeavesASidebarAlone(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, nil)
+		path := s.writeFile("code.go", "package main\n")
+		var tree, editor int
+		s.lua(`vim.cmd("topleft vnew")
+vim.bo.buftype = "nofile"
+vim.bo.filetype = "NvimTree"
+vim.cmd("vertical resize 30")
+local tree = vim.api.nvim_get_current_win()
+local editor
+for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  if w ~= tree then editor = w end
+end
+return { tree, editor }`, &[]*int{&tree, &editor})
+		expectTexts(t, "openFile", c.Texts(c.CallTool("openFile", map[string]any{"filePath": path}), "openFile"), "Opened file: "+path)
+		var treeFT, shown string
+		var current int
+		s.lua(`local tree, editor = ...
+return { vim.bo[vim.api.nvim_win_get_buf(tree)].filetype, vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(editor)), vim.api.nvim_get_current_win() }`,
+			&[]any{&treeFT, &shown, &current}, tree, editor)
+		if treeFT != "NvimTree" || shown != path || current != editor {
+			t.Fatalf("after openFile the tree window shows %q, the editor window %q, the cursor is in window %d (tree %d, editor %d)",
+				treeFT, shown, current, tree, editor)
+		}
+	})
+}
+
 func TestSelectionTools(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := connected(t, nv, nil)

@@ -537,6 +537,8 @@ func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.cmd("edit!")
+		// The reload redraws the buffer: its hunks come back from the bridge.
+		s.waitHunks(path, "change 2-2, change 5-5", "2:McpDiffChange 5:McpDiffChange")
 		s.lua(`_G.asked = nil
 require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`, nil)
 		s.cmd("5McpDiffReject")
@@ -588,5 +590,27 @@ func TestReviewListOfTenThousandEntries(t *testing.T) {
 			t.Fatalf("accept --conv: %s", out)
 		}
 		s.waitListLine("Conversation "+convs[0]+" (100)", "100 accepted")
+	})
+}
+
+// In a workspace where no agent edited yet, the list says how edits get there, with
+// the bridge (which answers the list) and without it (`mcpdiff status --review`).
+func TestReviewListWithoutHistorySaysWhatToDo(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		for _, bridge := range []bool{true, false} {
+			s := startNvim(t, nv, options{"auto_start": bridge})
+			s.cmd("McpDiffStatus")
+			s.waitListLine("No agent edits recorded in "+s.ws+" yet: edits appear here once an agent edits through mcpdiff",
+				":McpDiffClaude", "`mcpdiff serve`", "`mcpdiff hooks install`")
+			if text := strings.Join(s.listLines(), "\n"); strings.Contains(text, "no edit history found") {
+				t.Fatalf("bridge %v: the list shows the raw error:\n%s", bridge, text)
+			}
+			// Its long lines (this one, the Keys line) wrap between words.
+			var wraps bool
+			s.lua(`return vim.wo.wrap and vim.wo.linebreak and vim.wo.breakindent`, &wraps)
+			if !wraps {
+				t.Fatal("the list window lacks 'wrap', 'linebreak' or 'breakindent'")
+			}
+		}
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The attacks of docs/peers.md §5, through the real server: each must fail with a
+// Ways out of a root (links, swaps, special files), through the real server: each must fail with a
 // clear error and leave everything outside the root as it was.
 
 type attackWorld struct {

@@ -19,7 +19,7 @@ import (
 )
 
 // CLIInitialize is the exact initialize request Claude Code 2.1.330 sends
-// (claude-code-real-client.md §4.4).
+// (as the real CLI does).
 const CLIInitialize = `{"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}},"clientInfo":{"name":"claude-code","title":"Claude Code","version":"2.1.330","description":"Anthropic's agentic coding tool","websiteUrl":"https://claude.com/claude-code"}},"jsonrpc":"2.0","id":0}`
 
 // Message is one JSON-RPC message the client received.

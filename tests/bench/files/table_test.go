@@ -124,7 +124,7 @@ func survivors(workload string) string {
 	return strings.Join(out, " · ")
 }
 
-// printGoals compares the figures with issue 2's goals: the 11 MB one-line edit at
+// printGoals compares the figures with the goals: the 11 MB one-line edit at
 // least 10x faster than the reference and no slower than mark3labs, and no lost
 // update.
 func printGoals(w io.Writer) {

@@ -17,7 +17,7 @@ import (
 // Claude Code runs `mcpdiff hook` before and after each of its file edits and waits
 // for it: the time one hook process adds to an Edit of a 1,000-line file, PreToolUse
 // and PostToolUse each, whole process (start, read the event, act, exit). The goal
-// (under 10 ms each on a 2-core machine) is issue 8's.
+// (under 10 ms each on a 2-core machine) is the goal.
 const (
 	hookReps = 20
 	hookGoal = 10 * time.Millisecond

@@ -1,0 +1,142 @@
+package filetools
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
+)
+
+// ServeStdio serves the tools to one client over in and out (JSON-RPC, a message a
+// line) until in ends or ctx is done.
+//
+// Big tool results take a shorter way out than mcp-go's: encoding/json escapes a
+// result's text, then scans and copies it again (a MarshalJSON result is compacted),
+// which was half of a 10,000-line read's time in the server. Here a text from
+// bigTextFrom bytes on is escaped once, by jsonscan, and the result carries a short
+// placeholder that the writer of out swaps for it.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, logger *log.Logger) error {
+	s.bigTexts = &bigTexts{pending: map[string][]byte{}}
+	// Every open call holds a worker; a slow one must never queue a fast one.
+	stdio := server.NewStdioServer(s.mcp)
+	server.WithWorkerPoolSize(64)(stdio)
+	server.WithQueueSize(1024)(stdio)
+	stdio.SetErrorLogger(logger)
+	return stdio.Listen(ctx, in, &bigTextWriter{out: out, texts: s.bigTexts})
+}
+
+// bigTextFrom is the size from which a result's text is escaped by jsonscan.
+const bigTextFrom = 32 << 10
+
+// textResult is a tool's successful result: text, which may be big.
+func (s *Server) textResult(text string) *mcp.CallToolResult {
+	if s.bigTexts != nil && len(text) >= bigTextFrom {
+		text = s.bigTexts.add(text)
+	}
+	return mcp.NewToolResultText(text)
+}
+
+// bigTexts are escaped texts waiting for their placeholder to be written.
+type bigTexts struct {
+	mu      sync.Mutex
+	pending map[string][]byte // placeholder → the text as a JSON string, quotes left out
+	order   []string          // oldest first, so texts of responses never written go
+}
+
+// placeholderPrefix starts every placeholder; the rest is 16 random hex digits. Only
+// letters, digits and dashes: encoding/json writes it as it is.
+const (
+	placeholderPrefix = "mcpdiff-big-text-"
+	placeholderLen    = len(placeholderPrefix) + 16
+)
+
+// maxPendingTexts bounds the texts kept for responses that are never written (a
+// cancelled call): the oldest go first.
+const maxPendingTexts = 64
+
+func (b *bigTexts) add(text string) string {
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	key := placeholderPrefix + hex.EncodeToString(id[:])
+	escaped := jsonscan.AppendString(nil, text)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending[key] = escaped[1 : len(escaped)-1]
+	b.order = append(b.order, key)
+	if len(b.order) > maxPendingTexts {
+		delete(b.pending, b.order[0])
+		b.order = b.order[1:]
+	}
+	return key
+}
+
+// take returns and forgets the text of a placeholder.
+func (b *bigTexts) take(key string) ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	text, ok := b.pending[key]
+	if ok {
+		delete(b.pending, key)
+		if i := indexOf(b.order, key); i >= 0 {
+			b.order = append(b.order[:i], b.order[i+1:]...)
+		}
+	}
+	return text, ok
+}
+
+func (b *bigTexts) empty() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending) == 0
+}
+
+func indexOf(keys []string, key string) int {
+	for i, k := range keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// bigTextWriter writes messages to out, each placeholder of a pending text swapped
+// for the text. mcp-go writes each message with one Write call.
+type bigTextWriter struct {
+	out   io.Writer
+	texts *bigTexts
+}
+
+func (w *bigTextWriter) Write(p []byte) (int, error) {
+	if w.texts.empty() {
+		return w.out.Write(p)
+	}
+	msg, swapped, rest := make([]byte, 0, len(p)), false, p
+	for {
+		i := bytes.Index(rest, []byte(placeholderPrefix))
+		if i < 0 || len(rest)-i < placeholderLen {
+			break
+		}
+		end := i + placeholderLen
+		if text, ok := w.texts.take(string(rest[i:end])); ok {
+			msg, swapped = append(append(msg, rest[:i]...), text...), true
+		} else { // not a pending text's (a file may hold these letters)
+			msg = append(msg, rest[:end]...)
+		}
+		rest = rest[end:]
+	}
+	if !swapped {
+		return w.out.Write(p)
+	}
+	if _, err := w.out.Write(append(msg, rest...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

@@ -1,0 +1,53 @@
+package filetools
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A big text reaches the client exactly, escaped by the writer, whatever its bytes;
+// a placeholder that is not pending (a file may hold the letters) stays as it is.
+func TestBigTextWriterSwapsPlaceholders(t *testing.T) {
+	texts := &bigTexts{pending: map[string][]byte{}}
+	big := strings.Repeat("tab\there \"quoted\" back\\slash <html> é \x01 \xff\n", 2000)
+	key := texts.add(big)
+	notOurs := placeholderPrefix + "0123456789abcdef"
+	msg, err := json.Marshal(map[string]any{"result": map[string]any{"content": []any{
+		map[string]any{"type": "text", "text": key}, map[string]any{"type": "text", "text": notOurs}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := &bigTextWriter{out: &out, texts: texts}
+	if n, err := w.Write(append(msg, '\n')); err != nil || n != len(msg)+1 {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	var got struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("the message is not JSON any more: %v", err)
+	}
+	want := strings.ToValidUTF8(big, "\uFFFD")
+	if len(got.Result.Content) != 2 || got.Result.Content[0].Text != want || got.Result.Content[1].Text != notOurs {
+		t.Fatal("the texts did not come through exactly")
+	}
+	if !texts.empty() {
+		t.Fatal("the text was kept after it was written")
+	}
+}
+
+// Texts of responses that are never written (cancelled calls) do not pile up.
+func TestBigTextsAreBounded(t *testing.T) {
+	texts := &bigTexts{pending: map[string][]byte{}}
+	for range maxPendingTexts * 3 {
+		texts.add("x")
+	}
+	if len(texts.pending) != maxPendingTexts || len(texts.order) != maxPendingTexts {
+		t.Fatalf("%d texts pending, want at most %d", len(texts.pending), maxPendingTexts)
+	}
+}

@@ -1,0 +1,74 @@
+-- Which window shows a file for the agent: the diff view's original side and
+-- openFile both ask here, so neither replaces a sidebar, a terminal or a proposal.
+local api = vim.api
+
+local M = {}
+
+-- Windows of these filetypes are sidebars, never the main editor window.
+M.sidebar_filetypes = {
+  ["neo-tree"] = true,
+  NvimTree = true,
+  oil = true,
+  minifiles = true,
+  netrw = true,
+  aerial = true,
+  tagbar = true,
+  qf = true,
+  snacks_picker_list = true,
+  snacks_layout_box = true,
+}
+
+function M.is_float(w)
+  return api.nvim_win_get_config(w).relative ~= ""
+end
+
+-- is_editor tells whether window w may show a file: not a float, not in diff mode,
+-- not a terminal, prompt, quickfix or help window, not a sidebar, not a proposal.
+function M.is_editor(w)
+  if M.is_float(w) or vim.wo[w].diff then
+    return false
+  end
+  local b = api.nvim_win_get_buf(w)
+  local bt = vim.bo[b].buftype
+  if bt == "terminal" or bt == "prompt" or bt == "quickfix" or bt == "help" then
+    return false
+  end
+  return not M.sidebar_filetypes[vim.bo[b].filetype] and vim.b[b].mcpdiff_tab == nil
+end
+
+-- find returns the editor window of the current tab that shows buf, else the
+-- current window if it is an editor window, else the first one; nil when the tab
+-- has none.
+function M.find(buf)
+  local first
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if M.is_editor(w) then
+      if buf and api.nvim_win_get_buf(w) == buf then
+        return w
+      end
+      first = first or w
+    end
+  end
+  local cur = api.nvim_get_current_win()
+  if M.is_editor(cur) then
+    return cur
+  end
+  return first
+end
+
+-- make_room opens a new window above the tab's first non-floating one (a tab of
+-- only terminals, sidebars or floats) and returns it.
+function M.make_room()
+  if M.is_float(api.nvim_get_current_win()) then
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if not M.is_float(w) then
+        api.nvim_set_current_win(w)
+        break
+      end
+    end
+  end
+  vim.cmd("aboveleft new")
+  return api.nvim_get_current_win()
+end
+
+return M

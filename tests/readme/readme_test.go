@@ -1,0 +1,276 @@
+// Package readme runs the README's commands: each fenced sh block whose first command
+// starts with `mcpdiff` or `make` is run with bash in a temp workspace (mcpdiff on PATH,
+// an empty HOME, no network), unless an HTML comment right before it says why not:
+// `<!-- not run: REASON -->`. A block after `<!-- history: ... -->` runs in a workspace
+// whose history the test first makes with `mcpdiff serve` through a real MCP client:
+// the README's example edit id stands for the first edit made.
+package readme
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
+
+// exampleEdit and exampleConv are the ids the README's history examples use.
+const (
+	exampleEdit = "3f2a9c1b"
+	exampleConv = "conv_1732252680000_ab12cd34"
+)
+
+// block is one fenced sh block of the README.
+type block struct {
+	section string // the ## heading it is under
+	line    int    // its first line's number, for messages
+	note    string // the HTML comment right before it, if any
+	code    string
+}
+
+func readmeBlocks(t *testing.T) []block {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseBlocks(string(data))
+}
+
+// parseBlocks finds the sh blocks of a Markdown text.
+func parseBlocks(text string) []block {
+	lines := strings.Split(text, "\n")
+	var blocks []block
+	section, note := "", ""
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "## "):
+			section, note = strings.TrimPrefix(l, "## "), ""
+		case strings.HasPrefix(l, "<!--") && strings.HasSuffix(l, "-->"):
+			note = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "<!--"), "-->"))
+		case strings.HasPrefix(l, "```"):
+			lang := strings.Fields(strings.TrimPrefix(l, "```") + " ")
+			start := i + 1
+			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+			}
+			if len(lang) > 0 && lang[0] == "sh" {
+				blocks = append(blocks, block{section: section, line: start, note: note, code: strings.Join(lines[start:i], "\n")})
+			}
+			note = ""
+		case strings.TrimSpace(l) != "":
+			note = ""
+		}
+	}
+	return blocks
+}
+
+// firstCommand is the first word of the block's first command line.
+func firstCommand(code string) string {
+	for _, l := range strings.Split(code, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+var notRun = regexp.MustCompile(`^not run: \S`)
+
+// runs says whether the README's block b must run; an error when it is marked as
+// not run without a reason.
+func runs(b block) (bool, error) {
+	if cmd := firstCommand(b.code); cmd != "mcpdiff" && cmd != "make" {
+		return false, nil
+	}
+	if notRun.MatchString(b.note) {
+		return false, nil
+	}
+	if strings.HasPrefix(b.note, "not run") {
+		return false, fmt.Errorf("README.md:%d: %q must give a reason: <!-- not run: REASON -->", b.line, b.note)
+	}
+	return true, nil
+}
+
+func TestBlocksToRun(t *testing.T) {
+	blocks := parseBlocks("## A\n\n```sh\nmcpdiff status\n```\n<!-- not run: needs an account -->\n```sh\nmake test\n```\n" +
+		"<!-- not run -->\n```sh\nmake\n```\n```sh\n# a comment\nclaude mcp list\n```\n<!-- not run: x -->\n\ntext\n```sh\nmake\n```\n")
+	want := []string{"run", "skip", "error", "skip", "run"}
+	if len(blocks) != len(want) {
+		t.Fatalf("blocks: %+v", blocks)
+	}
+	for i, b := range blocks {
+		run, err := runs(b)
+		got := map[bool]string{true: "run", false: "skip"}[run]
+		if err != nil {
+			got = "error"
+		}
+		if got != want[i] {
+			t.Errorf("block %d (%q after %q): %s, want %s", i, b.code, b.note, got, want[i])
+		}
+	}
+}
+
+func TestReadmeCommands(t *testing.T) {
+	ran := 0
+	for _, b := range readmeBlocks(t) {
+		run, err := runs(b)
+		if err != nil {
+			t.Error(err)
+		}
+		if !run {
+			continue
+		}
+		ran++
+		t.Run(strings.ReplaceAll(b.section, " ", "_"), func(t *testing.T) { runBlock(t, b) })
+	}
+	if ran < 2 {
+		t.Fatalf("ran %d of the README's blocks: the sections this test checks are gone", ran)
+	}
+}
+
+// env is a workspace with mcpdiff on PATH, in an empty HOME.
+type env struct {
+	ws, home, config string
+	vars             []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{ws: filepath.Join(base, "project"), home: filepath.Join(base, "home"), config: filepath.Join(base, "home", ".claude")}
+	bin := filepath.Join(base, "bin")
+	for _, d := range []string{e.ws, e.home, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(testenv.Binary, filepath.Join(bin, "mcpdiff")); err != nil {
+		t.Fatal(err)
+	}
+	e.vars = testenv.Env("HOME="+e.home, "CLAUDE_CONFIG_DIR="+e.config, "MCPDIFF_BIN="+testenv.Binary,
+		"PATH="+bin+":"+os.Getenv("PATH"), "XDG_STATE_HOME="+filepath.Join(e.home, ".local/state"),
+		"NO_COLOR=1", "http_proxy=http://127.0.0.1:9", "https_proxy=http://127.0.0.1:9")
+	return e
+}
+
+func runBlock(t *testing.T, b block) {
+	e := newEnv(t)
+	code := b.code
+	var check func()
+	if strings.HasPrefix(b.note, "history:") {
+		if !strings.Contains(b.note, exampleEdit) {
+			t.Fatalf("README.md:%d: the history note must name the example edit %s", b.line, exampleEdit)
+		}
+		first := seedHistory(t, e)
+		code = strings.ReplaceAll(code, exampleEdit, first[:8])
+		check = func() {
+			// Every decision in the block ends with the conversation accepted whole.
+			got, _ := os.ReadFile(filepath.Join(e.ws, "src", "main.go"))
+			if string(got) != mainGo(map[int]string{5: "five", 45: "forty-five", 20: "twenty"}) {
+				t.Errorf("src/main.go after the block:\n%s", got)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", code)
+	cmd.Dir, cmd.Env = e.ws, e.vars
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("README.md:%d (%s): %v\n%s\n--- output:\n%s", b.line, b.section, err, code, out)
+	}
+	t.Logf("README.md:%d:\n%s\n--- output:\n%s", b.line, code, out)
+	if strings.Contains(code, "mcpdiff hooks install --scope user") {
+		check = func() {
+			got, _ := os.ReadFile(filepath.Join(e.config, "settings.json"))
+			if !strings.Contains(string(got), testenv.Binary+" hook") {
+				t.Errorf("the user settings after the block do not run the hook:\n%s", got)
+			}
+		}
+	}
+	if check != nil {
+		check()
+	}
+}
+
+// mainGo is a 60-line file, with the given lines replaced.
+func mainGo(with map[int]string) string {
+	var sb strings.Builder
+	for i := 1; i <= 60; i++ {
+		if s, ok := with[i]; ok {
+			sb.WriteString(s + "\n")
+		} else {
+			sb.WriteString("line " + strconv.Itoa(i) + "\n")
+		}
+	}
+	return sb.String()
+}
+
+// seedHistory makes src/main.go and two edits of it in conversation exampleConv
+// through `mcpdiff serve`: the first changes lines 5 and 45, the second line 20. It
+// returns the first edit's id.
+func seedHistory(t *testing.T, e *env) string {
+	t.Helper()
+	path := filepath.Join(e.ws, "src", "main.go")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(mainGo(nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := transport.NewStdioWithOptions(testenv.Binary, e.vars, []string{"serve", "--root", e.ws})
+	c := client.NewClient(tr)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("start mcpdiff serve: %v", err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "readme-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	call := func(tool string, args map[string]any) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = tool, args
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", tool, err, res)
+		}
+	}
+	call("write_file", map[string]any{"path": "src/main.go", "content": mainGo(map[int]string{5: "five", 45: "forty-five"}), "mcp_conversation_id": exampleConv})
+	call("edit_file", map[string]any{"path": "src/main.go", "old_string": "line 20\n", "new_string": "twenty\n", "mcp_conversation_id": exampleConv})
+	root, err := workspace.OpenRoot(e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := history.OpenExisting(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := store.Review(ctx, history.Filter{})
+	if err != nil || len(list.Entries) != 2 {
+		t.Fatalf("the seeded history: %v, %d entries", err, len(list.Entries))
+	}
+	return list.Entries[0].EditID
+}
