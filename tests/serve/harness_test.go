@@ -4,14 +4,12 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +26,7 @@ type session struct {
 	t      *testing.T
 	c      *client.Client
 	dir    string // the workspace (real path)
-	stderr *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stderr *testenv.SyncBuffer
 }
 
 type options struct {
@@ -65,7 +46,7 @@ func start(t *testing.T, args ...string) *session {
 
 func startWith(t *testing.T, dir string, o options) *session {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &testenv.SyncBuffer{}
 	// The server lives as long as the test, not as long as the start context.
 	cmdFunc := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 		cmd := exec.Command(command, args...)
