@@ -49,21 +49,12 @@ func (w *ws) path(rel string) string { return filepath.Join(w.dir, rel) }
 
 func (w *ws) write(rel, content string) {
 	w.t.Helper()
-	if err := os.MkdirAll(filepath.Dir(w.path(rel)), 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := os.WriteFile(w.path(rel), []byte(content), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
+	testenv.WriteFile(w.t, w.path(rel), content)
 }
 
 func (w *ws) read(rel string) string {
 	w.t.Helper()
-	data, err := os.ReadFile(w.path(rel))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return string(data)
+	return testenv.ReadFile(w.t, w.path(rel))
 }
 
 // event is a hook input as Claude Code 2.1.330 sends it (see

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // snapshot counts what a diff view may leak.
@@ -115,15 +117,6 @@ end
 error("no proposal buffer for " .. tab)`, nil, tab, lines)
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestAccept(t *testing.T) {
 	const original = "hello world\nsecond line\n"
 	tests := []struct {
@@ -163,7 +156,7 @@ func TestAccept(t *testing.T) {
 				}
 				tt.accept(s)
 				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "FILE_SAVED", tt.want)
-				if got := readFile(t, path); got != original {
+				if got := testenv.ReadFile(t, path); got != original {
 					t.Fatalf("the IDE wrote the file: %q", got)
 				}
 				// The view stays until the CLI's two close_tabs.
@@ -214,7 +207,7 @@ func TestReject(t *testing.T) {
 				if len(s.views()) != 0 {
 					t.Fatalf("views left after reject: %v", s.views())
 				}
-				if got := readFile(t, path); got != original {
+				if got := testenv.ReadFile(t, path); got != original {
 					t.Fatalf("file changed: %q", got)
 				}
 				// The CLI still sends close_tab twice: harmless.

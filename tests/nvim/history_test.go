@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // recordEdit records, in the session's workspace, that path went from before to
@@ -94,13 +96,13 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 		// No ID in a file buffer: the pending edits of that file.
 		s.cmd("McpDiffReject")
 		eventually(t, "the file and its buffer to lose the edit", func() bool {
-			return readFile(t, path) == "a\n" && reflect.DeepEqual(s.bufferLines(path), []string{"a"})
+			return testenv.ReadFile(t, path) == "a\n" && reflect.DeepEqual(s.bufferLines(path), []string{"a"})
 		})
 		s.waitMessage("the pending edits of hello.txt: rejected 1 edit")
 
 		s.cmd("McpDiffAccept " + id)
 		eventually(t, "the accepted edit to come back", func() bool {
-			return readFile(t, path) == "b\n" && reflect.DeepEqual(s.bufferLines(path), []string{"b"})
+			return testenv.ReadFile(t, path) == "b\n" && reflect.DeepEqual(s.bufferLines(path), []string{"b"})
 		})
 		s.waitMessage(id + ": accepted 1 edit")
 		if e := s.historyEntries(); len(e) != 1 || e[0].Status != "accepted" {
@@ -132,11 +134,11 @@ require("mcpdiff.history").confirm = function(question) _G.asked = question; ret
 				t.Fatalf("asked %q", asked)
 			}
 			if discard {
-				eventually(t, "the forced reject", func() bool { return readFile(t, path) == "a\n" })
+				eventually(t, "the forced reject", func() bool { return testenv.ReadFile(t, path) == "a\n" })
 				eventually(t, "the buffer to reload", func() bool { return reflect.DeepEqual(s.bufferLines(path), []string{"a"}) })
 			} else {
 				s.waitMessage("reject cancelled: the outside changes were kept")
-				if got := readFile(t, path); got != "b\noutside\n" {
+				if got := testenv.ReadFile(t, path); got != "b\noutside\n" {
 					t.Fatalf("declined, yet the file became %q", got)
 				}
 			}
@@ -180,7 +182,7 @@ func TestStatusReview(t *testing.T) {
 			l, lines := editLine()
 			return l > 0 && strings.Contains(lines[l-1], "rejected")
 		})
-		if got := readFile(t, path); got != "a\n" {
+		if got := testenv.ReadFile(t, path); got != "a\n" {
 			t.Fatalf("r in the review left the file %q", got)
 		}
 		line, _ = editLine()

@@ -151,22 +151,12 @@ func (s *session) path(rel string) string { return filepath.Join(s.dir, rel) }
 
 func (s *session) write(rel, content string) {
 	s.t.Helper()
-	p := s.path(rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		s.t.Fatal(err)
-	}
+	testenv.WriteFile(s.t, s.path(rel), content)
 }
 
 func (s *session) read(rel string) string {
 	s.t.Helper()
-	b, err := os.ReadFile(s.path(rel))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return string(b)
+	return testenv.ReadFile(s.t, s.path(rel))
 }
 
 func (s *session) expect(rel, want string) {
