@@ -324,6 +324,21 @@ func TestSameTabNameReplaces(t *testing.T) {
 	})
 }
 
+// acceptWithWrite proposes contents for path, accepts them with :w in the diff view,
+// then does what Claude Code does with the answer: close_tab twice, and only then
+// write the accepted text to the file.
+func (s *session) acceptWithWrite(c *ideClient, path, contents, tab string) {
+	s.t.Helper()
+	answer := c.OpenDiff(path, contents, tab)
+	s.waitViews(1)
+	s.cmd("w")
+	text := c.Texts(answer, "openDiff")[1]
+	for range 2 {
+		c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
+	}
+	testenv.WriteFile(s.t, path, text)
+}
+
 func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := connected(t, nv, nil)
@@ -332,17 +347,7 @@ func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
 		s.cmd("normal! j")
 		before := s.snapshot()
 		tab := tabName("hello.txt", 3)
-		answer := c.OpenDiff(path, "hello edited\nsecond line\n", tab)
-		s.waitViews(1)
-		s.cmd("w")
-		text := c.Texts(answer, "openDiff")[1]
-		for range 2 {
-			c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
-		}
-		// The CLI writes the file after the close_tabs, as it does.
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		s.acceptWithWrite(c, path, "hello edited\nsecond line\n", tab)
 		var lines []string
 		eventually(t, "the buffer to show the written file", func() bool {
 			s.lua(`return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)`, &lines, path)

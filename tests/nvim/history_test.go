@@ -208,16 +208,7 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 		path := s.writeFile("hello.txt", "hello\n")
 		c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs") // a new turn
 		tab := tabName("hello.txt", 1)
-		answer := c.OpenDiff(path, "hello edited\n", tab)
-		s.waitViews(1)
-		s.cmd("w")
-		text := c.Texts(answer, "openDiff")[1]
-		for range 2 {
-			c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		s.acceptWithWrite(c, path, "hello edited\n", tab)
 		var entries []historyEntry
 		eventually(t, "the accepted diff in the history", func() bool {
 			cmd := exec.Command(binPath, "status", "--json")
