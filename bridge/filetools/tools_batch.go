@@ -12,10 +12,11 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/edit"
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// The batch toolset: the same names, parameters, semantics and result
-// texts as that seed. Tools that take several files change all of them or none.
+// The batch toolset: read_files, write_files, list_files, insert_contents and the
+// other tools below. Tools that take several files change all of them or none.
 
 // listLimit caps list_files output; the rest is counted, not shown.
 const listLimit = 5000
@@ -89,13 +90,20 @@ func (s *Server) batchTools() []serverTool {
 	}
 }
 
-func (s *Server) setWorkspace(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	path := req.GetString("path", "")
+// resolveFolder resolves the folder a tool call names in the calling session's
+// scope, which it returns too.
+func (s *Server) resolveFolder(ctx context.Context, path string) (scope, workspace.File, error) {
 	sc, err := s.scope(ctx)
 	if err != nil {
-		return fail(err), nil
+		return scope{}, workspace.File{}, err
 	}
 	f, err := sc.resolve(path, false)
+	return sc, f, err
+}
+
+func (s *Server) setWorkspace(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	path := req.GetString("path", "")
+	sc, f, err := s.resolveFolder(ctx, path)
 	if err != nil {
 		return fail(err), nil
 	}
@@ -187,11 +195,7 @@ func (s *Server) writeFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 
 func (s *Server) listFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	path := req.GetString("path", "")
-	sc, err := s.scope(ctx)
-	if err != nil {
-		return fail(err), nil
-	}
-	f, err := sc.resolve(path, false)
+	_, f, err := s.resolveFolder(ctx, path)
 	if err != nil {
 		return fail(err), nil
 	}
