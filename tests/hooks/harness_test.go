@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
@@ -116,16 +115,7 @@ func (w *ws) edit(session, prompt, toolUseID, rel, after string) {
 // store opens the workspace's edit history.
 func (w *ws) store() *history.Store {
 	w.t.Helper()
-	root, err := workspace.OpenRoot(w.dir)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() { root.Close() })
-	s, err := history.OpenExisting(root)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return s
+	return testenv.OpenStore(w.t, w.dir)
 }
 
 func (w *ws) entries() []*history.Entry {
