@@ -12,10 +12,11 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/edit"
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// The batch toolset: the same names, parameters, semantics and result
-// texts as that seed. Tools that take several files change all of them or none.
+// The batch toolset: read_files, write_files, list_files, insert_contents and the
+// other tools below. Tools that take several files change all of them or none.
 
 // listLimit caps list_files output; the rest is counted, not shown.
 const listLimit = 5000
@@ -89,13 +90,20 @@ func (s *Server) batchTools() []serverTool {
 	}
 }
 
-func (s *Server) setWorkspace(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	path := req.GetString("path", "")
+// resolveFolder resolves the folder a tool call names in the calling session's
+// scope, which it returns too.
+func (s *Server) resolveFolder(ctx context.Context, path string) (scope, workspace.File, error) {
 	sc, err := s.scope(ctx)
 	if err != nil {
-		return fail(err), nil
+		return scope{}, workspace.File{}, err
 	}
 	f, err := sc.resolve(path, false)
+	return sc, f, err
+}
+
+func (s *Server) setWorkspace(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	path := req.GetString("path", "")
+	sc, f, err := s.resolveFolder(ctx, path)
 	if err != nil {
 		return fail(err), nil
 	}
@@ -165,16 +173,7 @@ func (s *Server) capRead(text string) (*mcp.CallToolResult, error) {
 }
 
 func (s *Server) writeFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := req.GetArguments()
-	paths, _, err := stringList(args["path"], "path")
-	if err != nil {
-		return fail(err), nil
-	}
-	contents, err := perFile(args["content"], "content", len(paths), stringList)
-	if err != nil {
-		return fail(err), nil
-	}
-	counts, err := perFile(args["line_count"], "line_count", len(paths), intList)
+	paths, _, contents, counts, err := contentArgs(req.GetArguments(), "line_count")
 	if err != nil {
 		return fail(err), nil
 	}
@@ -196,11 +195,7 @@ func (s *Server) writeFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 
 func (s *Server) listFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	path := req.GetString("path", "")
-	sc, err := s.scope(ctx)
-	if err != nil {
-		return fail(err), nil
-	}
-	f, err := sc.resolve(path, false)
+	_, f, err := s.resolveFolder(ctx, path)
 	if err != nil {
 		return fail(err), nil
 	}
@@ -235,16 +230,7 @@ func (s *Server) listFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 }
 
 func (s *Server) insertContents(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	args := req.GetArguments()
-	paths, many, err := stringList(args["path"], "path")
-	if err != nil {
-		return fail(err), nil
-	}
-	lines, err := perFile(args["line"], "line", len(paths), intList)
-	if err != nil {
-		return fail(err), nil
-	}
-	contents, err := perFile(args["content"], "content", len(paths), stringList)
+	paths, many, contents, lines, err := contentArgs(req.GetArguments(), "line")
 	if err != nil {
 		return fail(err), nil
 	}
@@ -321,6 +307,22 @@ func (s *Server) searchAndReplace(ctx context.Context, req mcp.CallToolRequest) 
 }
 
 // stringList reads a string-or-array parameter.
+// contentArgs reads the arguments of a tool that writes content into one file or
+// several: path (a string or a list; many when a list), content and the numbers
+// named intKey, one of each per path.
+func contentArgs(args map[string]any, intKey string) (paths []string, many bool, contents []string, ints []int, err error) {
+	if paths, many, err = stringList(args["path"], "path"); err != nil {
+		return nil, false, nil, nil, err
+	}
+	if ints, err = perFile(args[intKey], intKey, len(paths), intList); err != nil {
+		return nil, false, nil, nil, err
+	}
+	if contents, err = perFile(args["content"], "content", len(paths), stringList); err != nil {
+		return nil, false, nil, nil, err
+	}
+	return paths, many, contents, ints, nil
+}
+
 func stringList(v any, name string) ([]string, bool, error) {
 	switch x := v.(type) {
 	case string:

@@ -70,7 +70,7 @@ func TestReadAnchorsOutliveTwoEdits(t *testing.T) {
 }
 
 // end_line past the end of the file reads to the last line; start_line past it is
-// still an error, and so is read_files' line_range past it (the seed's error).
+// still an error, and so is read_files' line_range past it (the toolkit's error).
 func TestReadTextFileClampsEndLine(t *testing.T) {
 	root := tempRoot(t)
 	writeFile(t, filepath.Join(root, "a.txt"), tenLines(), 0o644)

@@ -22,19 +22,16 @@ type lockFileContent struct {
 	NvimServer       string   `json:"nvimServer,omitempty"`
 }
 
-// resolveLockDir picks the lock-file folder the way the CLI looks for it.
+// resolveLockDir picks the lock-file folder the way the CLI looks for it: dir when
+// given, else the first of LockDirs.
 func resolveLockDir(dir string) (string, error) {
 	if dir != "" {
 		return dir, nil
 	}
-	if config := os.Getenv("CLAUDE_CONFIG_DIR"); config != "" {
-		return filepath.Join(config, "ide"), nil
+	if dirs := LockDirs(); len(dirs) > 0 {
+		return dirs[0], nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("ide: cannot find the lock-file folder: %w (set CLAUDE_CONFIG_DIR or Options.LockDir)", err)
-	}
-	return filepath.Join(home, ".claude", "ide"), nil
+	return "", errors.New("ide: cannot find the lock-file folder: no home folder (set CLAUDE_CONFIG_DIR or Options.LockDir)")
 }
 
 // LockDirs are the folders the CLI reads lock files from: $CLAUDE_CONFIG_DIR/ide when

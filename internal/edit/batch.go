@@ -1,8 +1,9 @@
 package edit
 
-// The seed-004 batch toolkit: read_files, write_files, insert_contents, apply_diffs
-// (search_and_replace is in search.go). Result texts are the seed's, word for word;
-// functions that produce them take the file's name as the model should see it.
+// The batch toolkit: read_files, write_files, insert_contents, apply_diffs
+// (search_and_replace is in search.go). Result texts are fixed word for word (models
+// and tests match them); functions that produce them take the file's name as the
+// model should see it.
 
 import (
 	"fmt"
@@ -38,7 +39,7 @@ func ParseLineRange(s string) (start, end int, err error) {
 // ReadNumbered renders lines start..end (1-based, inclusive; 0 means the first / the
 // last line) as "N | text" lines joined by "\n" (no final newline; "" for an empty
 // file), and returns the file's line count. Text is the line without its terminator
-// (and without the BOM). A line past the end is the seed's error "Line number 50
+// (and without the BOM). A line past the end is the toolkit's error "Line number 50
 // exceeds file length (20 lines)".
 func ReadNumbered(content []byte, start, end int) (string, int, error) {
 	if err := CheckText(content); err != nil {
@@ -102,7 +103,7 @@ type WrittenFile struct {
 	Lines int
 }
 
-// WriteFilesMessage is write_files' result text: the seed's single-file form for one
+// WriteFilesMessage is write_files' result text: the toolkit's single-file form for one
 // file, its list form for several.
 func WriteFilesMessage(files []WrittenFile) string {
 	if len(files) == 1 {
@@ -125,7 +126,7 @@ type Insertion struct {
 	Position string // where the content went, as the message says it: "3", "end of file"
 	Inserted int    // lines inserted
 	Lines    int    // lines in the file now
-	Message  string // the seed's text
+	Message  string // the toolkit's text
 }
 
 // InsertContent inserts text (split into lines as the line model says: "" is one
@@ -134,7 +135,7 @@ type Insertion struct {
 //   - 0 appends at the end of the file;
 //   - -k inserts before the k-th line from the end (-1: before the last line).
 //
-// Anything else is an error in the seed's "Line number … exceeds file length" form.
+// Anything else is an error in the toolkit's "Line number … exceeds file length" form.
 func InsertContent(name string, content []byte, line int, text string) (*Insertion, error) {
 	if err := CheckText(content); err != nil {
 		return nil, err
@@ -208,7 +209,7 @@ type AppliedDiffs struct {
 	Outcomes []DiffOutcome
 	Applied  int    // diffs applied
 	Lines    int    // lines in the file now
-	Message  string // the seed's text
+	Message  string // the toolkit's text
 }
 
 // Diff statuses.
@@ -227,7 +228,7 @@ const (
 //
 // atomic: any block that fails leaves the file unchanged and the call is an error.
 // Otherwise the blocks found are applied and the others reported as failed (an error
-// only when none applied). The message is the seed's single-diff text for one diff and
+// only when none applied). The message is the toolkit's single-diff text for one diff and
 // its "Batch diff operation" text for several.
 func ApplyDiffs(name string, content []byte, diffs []Diff, atomic, trim bool) (*AppliedDiffs, error) {
 	if err := CheckText(content); err != nil {
@@ -321,7 +322,7 @@ func markSkipped(outcomes []DiffOutcome) {
 	}
 }
 
-// changeText is the seed's "4 line(s) at line 10 (added 1 line(s))", which follows
+// changeText is the toolkit's "4 line(s) at line 10 (added 1 line(s))", which follows
 // "replaced" in its messages.
 func changeText(oldLines, newLines, line int) string {
 	text := fmt.Sprintf("%d line(s) at line %d", oldLines, line)

@@ -4,7 +4,7 @@
 // newline stays missing. New lines take the file's dominant line ending.
 //
 // One file per tool family: hashline.go (read_text_file, edit_text_file), replace.go
-// (edit_file), batch.go (the seed-004 toolkit), patch.go (edit_file_diff), write.go
+// (edit_file), batch.go (the batch toolkit), patch.go (edit_file_diff), write.go
 // (write_file/create_file). This file holds the line model they share.
 //
 // # The line model

@@ -185,7 +185,7 @@ func stripSpace(s string) string {
 	}, s)
 }
 
-// ReplaceMessage is edit_file's seed-002 success text.
+// ReplaceMessage is edit_file's success text.
 func ReplaceMessage(name string, count int) string {
 	return fmt.Sprintf("Successfully replaced %d occurrence(s) in %s", count, name)
 }

@@ -1,6 +1,6 @@
 package edit
 
-// search_and_replace, the last tool of the seed-004 batch toolkit (see batch.go).
+// search_and_replace, the last tool of the batch toolkit (see batch.go).
 //
 // Matching works on the LF view of the lines searched (each line's text, joined by
 // "\n"), so a search written with "\n" matches in a CRLF file. Only the lines a match
@@ -32,7 +32,7 @@ type SearchReplace struct {
 type SearchResult struct {
 	Content []byte // the new file
 	Count   int    // occurrences replaced
-	Message string // the seed's text
+	Message string // the toolkit's text
 }
 
 // SearchAndReplace replaces every match of p.Search in the file (or in p's lines).
@@ -118,7 +118,7 @@ func (p SearchReplace) lineRange(n int) (from, to int, err error) {
 
 func (p SearchReplace) restricted() bool { return p.StartLine > 0 || p.EndLine > 0 }
 
-// message is the seed's success text with its variants.
+// message is the toolkit's success text with its variants.
 func (p SearchReplace) message(name string, count, from, to int) string {
 	msg := fmt.Sprintf("Successfully replaced %d occurrence(s) in %s", count, name)
 	if p.UseRegex {

@@ -50,3 +50,19 @@ func Transaction(root *workspace.Root, ch history.Change) *workspace.Tx {
 	}
 	return tx
 }
+
+// OpenStore opens the existing edit history of the workspace dir, or fails the test;
+// its root is closed when the test ends.
+func OpenStore(tb testing.TB, dir string) *history.Store {
+	tb.Helper()
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { root.Close() })
+	store, err := history.OpenExisting(root)
+	if err != nil {
+		tb.Fatalf("open the edit history of %s: %v", dir, err)
+	}
+	return store
+}

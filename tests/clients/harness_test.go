@@ -17,11 +17,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 var (
@@ -46,40 +47,18 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code, err := setupSuite(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/clients:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
+	testenv.Main(m, testenv.Suite{Setup: setupSuite})
 }
 
-func setupSuite(m *testing.M) (int, error) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		return 0, err
-	}
-	repoRoot = root
+func setupSuite() error {
+	repoRoot = testenv.RepoRoot()
 	clientsDir = os.Getenv("MCPDIFF_CLIENTS_DIR")
 	if clientsDir == "" {
 		home, _ := os.UserHomeDir()
 		clientsDir = filepath.Join(home, ".cache", "mcpdiff")
 	}
-	binPath = os.Getenv("MCPDIFF_BIN")
-	if binPath == "" {
-		dir, err := os.MkdirTemp("", "mcpdiff-bin-")
-		if err != nil {
-			return 0, err
-		}
-		defer os.RemoveAll(dir)
-		binPath = filepath.Join(dir, "mcpdiff")
-		build := exec.Command("go", "build", "-o", binPath, "./cmd/mcpdiff")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("build mcpdiff: %v\n%s", err, out)
-		}
-	}
-	return m.Run(), nil
+	binPath = testenv.Binary
+	return nil
 }
 
 // serveFakeResponses answers every request as OpenAI's Responses API streams an

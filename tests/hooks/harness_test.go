@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
@@ -49,21 +48,12 @@ func (w *ws) path(rel string) string { return filepath.Join(w.dir, rel) }
 
 func (w *ws) write(rel, content string) {
 	w.t.Helper()
-	if err := os.MkdirAll(filepath.Dir(w.path(rel)), 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := os.WriteFile(w.path(rel), []byte(content), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
+	testenv.WriteFile(w.t, w.path(rel), content)
 }
 
 func (w *ws) read(rel string) string {
 	w.t.Helper()
-	data, err := os.ReadFile(w.path(rel))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return string(data)
+	return testenv.ReadFile(w.t, w.path(rel))
 }
 
 // event is a hook input as Claude Code 2.1.330 sends it (see
@@ -125,16 +115,7 @@ func (w *ws) edit(session, prompt, toolUseID, rel, after string) {
 // store opens the workspace's edit history.
 func (w *ws) store() *history.Store {
 	w.t.Helper()
-	root, err := workspace.OpenRoot(w.dir)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() { root.Close() })
-	s, err := history.OpenExisting(root)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return s
+	return testenv.OpenStore(w.t, w.dir)
 }
 
 func (w *ws) entries() []*history.Entry {

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // waitLimit bounds every wait; reaching it is a failure, never a pace.
@@ -52,12 +54,8 @@ func TestMain(m *testing.M) {
 }
 
 func setupSuite(m *testing.M) (int, error) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		return 0, err
-	}
-	repoRoot = root
-	nvims = neovims()
+	repoRoot = testenv.RepoRoot()
+	nvims = testenv.FoundNeovims()
 	if len(nvims) == 0 {
 		return 0, fmt.Errorf("no Neovim found: set MCPDIFF_NVIMS")
 	}
@@ -138,26 +136,6 @@ func commitAll(dir, message string) error {
 		}
 	}
 	return nil
-}
-
-func neovims() []string {
-	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
-		var out []string
-		for _, p := range strings.Split(env, ":") {
-			if p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	var out []string
-	home, _ := os.UserHomeDir()
-	for _, p := range []string{"/usr/bin/nvim", filepath.Join(home, ".cache/nvim-0.10/bin/nvim")} {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // nvimVersion is the version `nvim --version` prints first, as [major, minor, patch].

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // snapshot counts what a diff view may leak.
@@ -115,15 +117,6 @@ end
 error("no proposal buffer for " .. tab)`, nil, tab, lines)
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestAccept(t *testing.T) {
 	const original = "hello world\nsecond line\n"
 	tests := []struct {
@@ -163,7 +156,7 @@ func TestAccept(t *testing.T) {
 				}
 				tt.accept(s)
 				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "FILE_SAVED", tt.want)
-				if got := readFile(t, path); got != original {
+				if got := testenv.ReadFile(t, path); got != original {
 					t.Fatalf("the IDE wrote the file: %q", got)
 				}
 				// The view stays until the CLI's two close_tabs.
@@ -214,7 +207,7 @@ func TestReject(t *testing.T) {
 				if len(s.views()) != 0 {
 					t.Fatalf("views left after reject: %v", s.views())
 				}
-				if got := readFile(t, path); got != original {
+				if got := testenv.ReadFile(t, path); got != original {
 					t.Fatalf("file changed: %q", got)
 				}
 				// The CLI still sends close_tab twice: harmless.
@@ -331,6 +324,21 @@ func TestSameTabNameReplaces(t *testing.T) {
 	})
 }
 
+// acceptWithWrite proposes contents for path, accepts them with :w in the diff view,
+// then does what Claude Code does with the answer: close_tab twice, and only then
+// write the accepted text to the file.
+func (s *session) acceptWithWrite(c *ideClient, path, contents, tab string) {
+	s.t.Helper()
+	answer := c.OpenDiff(path, contents, tab)
+	s.waitViews(1)
+	s.cmd("w")
+	text := c.Texts(answer, "openDiff")[1]
+	for range 2 {
+		c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
+	}
+	testenv.WriteFile(s.t, path, text)
+}
+
 func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := connected(t, nv, nil)
@@ -339,17 +347,7 @@ func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
 		s.cmd("normal! j")
 		before := s.snapshot()
 		tab := tabName("hello.txt", 3)
-		answer := c.OpenDiff(path, "hello edited\nsecond line\n", tab)
-		s.waitViews(1)
-		s.cmd("w")
-		text := c.Texts(answer, "openDiff")[1]
-		for range 2 {
-			c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
-		}
-		// The CLI writes the file after the close_tabs, as it does.
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		s.acceptWithWrite(c, path, "hello edited\nsecond line\n", tab)
 		var lines []string
 		eventually(t, "the buffer to show the written file", func() bool {
 			s.lua(`return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)`, &lines, path)

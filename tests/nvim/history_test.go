@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // recordEdit records, in the session's workspace, that path went from before to
@@ -94,13 +96,13 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 		// No ID in a file buffer: the pending edits of that file.
 		s.cmd("McpDiffReject")
 		eventually(t, "the file and its buffer to lose the edit", func() bool {
-			return readFile(t, path) == "a\n" && reflect.DeepEqual(s.bufferLines(path), []string{"a"})
+			return testenv.ReadFile(t, path) == "a\n" && reflect.DeepEqual(s.bufferLines(path), []string{"a"})
 		})
 		s.waitMessage("the pending edits of hello.txt: rejected 1 edit")
 
 		s.cmd("McpDiffAccept " + id)
 		eventually(t, "the accepted edit to come back", func() bool {
-			return readFile(t, path) == "b\n" && reflect.DeepEqual(s.bufferLines(path), []string{"b"})
+			return testenv.ReadFile(t, path) == "b\n" && reflect.DeepEqual(s.bufferLines(path), []string{"b"})
 		})
 		s.waitMessage(id + ": accepted 1 edit")
 		if e := s.historyEntries(); len(e) != 1 || e[0].Status != "accepted" {
@@ -132,11 +134,11 @@ require("mcpdiff.history").confirm = function(question) _G.asked = question; ret
 				t.Fatalf("asked %q", asked)
 			}
 			if discard {
-				eventually(t, "the forced reject", func() bool { return readFile(t, path) == "a\n" })
+				eventually(t, "the forced reject", func() bool { return testenv.ReadFile(t, path) == "a\n" })
 				eventually(t, "the buffer to reload", func() bool { return reflect.DeepEqual(s.bufferLines(path), []string{"a"}) })
 			} else {
 				s.waitMessage("reject cancelled: the outside changes were kept")
-				if got := readFile(t, path); got != "b\noutside\n" {
+				if got := testenv.ReadFile(t, path); got != "b\noutside\n" {
 					t.Fatalf("declined, yet the file became %q", got)
 				}
 			}
@@ -180,7 +182,7 @@ func TestStatusReview(t *testing.T) {
 			l, lines := editLine()
 			return l > 0 && strings.Contains(lines[l-1], "rejected")
 		})
-		if got := readFile(t, path); got != "a\n" {
+		if got := testenv.ReadFile(t, path); got != "a\n" {
 			t.Fatalf("r in the review left the file %q", got)
 		}
 		line, _ = editLine()
@@ -206,16 +208,7 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 		path := s.writeFile("hello.txt", "hello\n")
 		c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs") // a new turn
 		tab := tabName("hello.txt", 1)
-		answer := c.OpenDiff(path, "hello edited\n", tab)
-		s.waitViews(1)
-		s.cmd("w")
-		text := c.Texts(answer, "openDiff")[1]
-		for range 2 {
-			c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		s.acceptWithWrite(c, path, "hello edited\n", tab)
 		var entries []historyEntry
 		eventually(t, "the accepted diff in the history", func() bool {
 			cmd := exec.Command(binPath, "status", "--json")

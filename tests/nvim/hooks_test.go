@@ -122,7 +122,7 @@ func TestGuardFindsNeovimThroughLockFile(t *testing.T) {
 		if !strings.Contains(reason, a) || !strings.Contains(reason, "unsaved changes in Neovim") {
 			t.Fatalf("deny reason %q; want the file and that it has unsaved changes in Neovim", reason)
 		}
-		if got := readFile(t, a); got != "a\n" {
+		if got := testenv.ReadFile(t, a); got != "a\n" {
 			t.Fatalf("the file changed: %q", got)
 		}
 		var lines []string

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // The proposal of these tests changes line 2, removes line 4 and adds a last line.
@@ -236,7 +238,7 @@ func TestHunkDecisions(t *testing.T) {
 						expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "FILE_SAVED", tt.saved)
 						closeTabs(t, c, tab)
 						s.expectNoLeaks(before)
-						if got := readFile(t, path); got != hunkOriginal {
+						if got := testenv.ReadFile(t, path); got != hunkOriginal {
 							t.Fatalf("the IDE wrote the file: %q", got)
 						}
 					})

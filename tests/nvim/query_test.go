@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // toolError waits for a tools/call that must fail and returns its JSON-RPC error.
@@ -60,7 +62,7 @@ func TestDocumentTools(t *testing.T) {
 		expectTexts(t, "saveDocument",
 			c.Texts(c.CallTool("saveDocument", map[string]any{"filePath": path}), "saveDocument"),
 			`{"success":true,"filePath":"`+path+`","saved":true,"message":"Document saved successfully"}`)
-		if got := readFile(t, path); got != "changed\n" {
+		if got := testenv.ReadFile(t, path); got != "changed\n" {
 			t.Fatalf("saveDocument wrote %q", got)
 		}
 		expectTexts(t, "getWorkspaceFolders",

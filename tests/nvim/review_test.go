@@ -189,7 +189,7 @@ func TestRejectAndAcceptByLines(t *testing.T) {
 		s.cmd("7,9McpDiffReject")
 		want := replaceLines(before, map[int]string{2: "two"})
 		eventually(t, "line 8 back on disk and in the buffer", func() bool {
-			return readFile(t, path) == want && strings.Join(s.bufferLines(path), "\n")+"\n" == want
+			return testenv.ReadFile(t, path) == want && strings.Join(s.bufferLines(path), "\n")+"\n" == want
 		})
 		s.waitMessage("lines 7-9 of a.txt: rejected 1 edit (1 change)")
 		s.waitHunks(path, "change 2-2", "2:McpDiffChange")
@@ -204,13 +204,13 @@ func TestRejectAndAcceptByLines(t *testing.T) {
 		// Accepting by lines marks that change accepted: no sign left.
 		s.cmd("2McpDiffAccept")
 		s.waitHunks(path, "", "")
-		if readFile(t, path) != want {
+		if testenv.ReadFile(t, path) != want {
 			t.Fatal("accepting a pending change rewrote the file")
 		}
 		// The whole edit accepted puts the rejected line back.
 		s.cmd("McpDiffAccept " + id)
 		eventually(t, "the rejected change put back", func() bool {
-			return readFile(t, path) == after && strings.Join(s.bufferLines(path), "\n")+"\n" == after
+			return testenv.ReadFile(t, path) == after && strings.Join(s.bufferLines(path), "\n")+"\n" == after
 		})
 	})
 }
@@ -235,7 +235,7 @@ func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
 				return n == i+1
 			})
 		}
-		if readFile(t, path) != after {
+		if testenv.ReadFile(t, path) != after {
 			t.Fatal("a refused reject changed the file")
 		}
 		if got := s.bufferLines(path); got[0] != "mine" || got[2] != "three" {
@@ -274,10 +274,10 @@ require("mcpdiff.history").confirm_later = function(q) _G.asked = q; return answ
 				t.Fatalf("asked %q", asked)
 			}
 			if yes {
-				eventually(t, "both rejected", func() bool { return readFile(t, path) == replaceLines(v0, map[int]string{3: "three"}) })
+				eventually(t, "both rejected", func() bool { return testenv.ReadFile(t, path) == replaceLines(v0, map[int]string{3: "three"}) })
 			} else {
 				s.waitMessage("reject cancelled")
-				if readFile(t, path) != v3 {
+				if testenv.ReadFile(t, path) != v3 {
 					t.Fatal("declined, yet the file changed")
 				}
 			}
@@ -459,11 +459,11 @@ func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
 		s.cmd("McpDiffStatus")
 		s.cursorTo(s.waitListLine("Conversation conv_1_ca"))
 		s.input("R")
-		eventually(t, "the conversation rejected", func() bool { return readFile(t, path) == a0 })
+		eventually(t, "the conversation rejected", func() bool { return testenv.ReadFile(t, path) == a0 })
 		s.waitListLine(id1[:8], "rejected")
 		s.cursorTo(s.waitListLine(id1[:8]))
 		s.input("A")
-		eventually(t, "the conversation accepted", func() bool { return readFile(t, path) == a2 })
+		eventually(t, "the conversation accepted", func() bool { return testenv.ReadFile(t, path) == a2 })
 		s.waitListLine("Conversation conv_1_ca (2)", "2 accepted")
 	})
 }
@@ -516,7 +516,7 @@ func TestNeovimClosedWhileARejectRuns(t *testing.T) {
 		s.close()
 		eventually(t, "the reject to finish", func() bool {
 			e := s.historyEntries()
-			return len(e) == 1 && e[0].Status == "rejected" && readFile(t, path) == before
+			return len(e) == 1 && e[0].Status == "rejected" && testenv.ReadFile(t, path) == before
 		})
 		if out, code := s.cli("reject", id); code != 0 || !strings.Contains(out, "already rejected") {
 			t.Fatalf("the history and the file disagree: %d %s", code, out)
@@ -543,7 +543,7 @@ func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
 require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`, nil)
 		s.cmd("5McpDiffReject")
 		eventually(t, "the forced reject", func() bool {
-			return readFile(t, path) == replaceLines(before, map[int]string{2: "two"})
+			return testenv.ReadFile(t, path) == replaceLines(before, map[int]string{2: "two"})
 		})
 		var asked string
 		s.lua(`return _G.asked or ""`, &asked)

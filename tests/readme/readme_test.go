@@ -24,7 +24,6 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
@@ -260,15 +259,7 @@ func seedHistory(t *testing.T, e *env) string {
 	}
 	call("write_file", map[string]any{"path": "src/main.go", "content": mainGo(map[int]string{5: "five", 45: "forty-five"}), "mcp_conversation_id": exampleConv})
 	call("edit_file", map[string]any{"path": "src/main.go", "old_string": "line 20\n", "new_string": "twenty\n", "mcp_conversation_id": exampleConv})
-	root, err := workspace.OpenRoot(e.ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := history.OpenExisting(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := store.Review(ctx, history.Filter{})
+	list, err := testenv.OpenStore(t, e.ws).Review(ctx, history.Filter{})
 	if err != nil || len(list.Entries) != 2 {
 		t.Fatalf("the seeded history: %v, %d entries", err, len(list.Entries))
 	}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
 )
 
@@ -39,8 +39,7 @@ type tools struct {
 // `make screenshots` asked for the pictures, so a missing tool is an error, not a skip.
 func requireTools(t *testing.T) tools {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	tl := tools{repo: filepath.Join(filepath.Dir(here), "..", ".."), bin: os.Getenv("MCPDIFF_BIN"), nvim: os.Getenv("MCPDIFF_NVIM")}
+	tl := tools{repo: testenv.RepoRoot(), bin: os.Getenv("MCPDIFF_BIN"), nvim: os.Getenv("MCPDIFF_NVIM")}
 	if tl.bin == "" {
 		tl.bin = filepath.Join(t.TempDir(), "mcpdiff")
 		build := exec.Command("go", "build", "-o", tl.bin, "./cmd/mcpdiff")
@@ -128,22 +127,12 @@ func (w *world) path(name string) string { return filepath.Join(w.ws, filepath.F
 
 func (w *world) write(name, content string) {
 	w.t.Helper()
-	p := w.path(name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
+	testenv.WriteFile(w.t, w.path(name), content)
 }
 
 func (w *world) read(name string) string {
 	w.t.Helper()
-	data, err := os.ReadFile(w.path(name))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return string(data)
+	return testenv.ReadFile(w.t, w.path(name))
 }
 
 // mcpdiff runs the CLI in the project and returns its stdout.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // cliSplit runs the CLI and returns stdout, stderr and the exit code.
@@ -264,16 +263,7 @@ func TestCLIWhileServerEdits(t *testing.T) {
 // assertConsistent checks every file equals its last recorded state.
 func assertConsistent(t *testing.T, dir string) {
 	t.Helper()
-	root, err := workspace.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	store, err := history.OpenExisting(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drifts, err := store.Check()
+	drifts, err := testenv.OpenStore(t, dir).Check()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Kill -9 the server at random moments during a stream of pipelined edits. After
@@ -116,15 +115,7 @@ func crashOnce(t *testing.T, dir string, rng *rand.Rand, run int) {
 // logged change (the kill fell between logging and writing).
 func checkAfterCrash(t *testing.T, dir string, run int) (interrupted int) {
 	t.Helper()
-	root, err := workspace.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	store, err := history.OpenExisting(root)
-	if err != nil {
-		t.Fatalf("run %d: %v", run, err)
-	}
+	store := testenv.OpenStore(t, dir)
 	list, err := store.List(history.Filter{})
 	if err != nil {
 		t.Fatalf("run %d: %v", run, err)

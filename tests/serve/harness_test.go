@@ -4,14 +4,12 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +26,7 @@ type session struct {
 	t      *testing.T
 	c      *client.Client
 	dir    string // the workspace (real path)
-	stderr *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stderr *testenv.SyncBuffer
 }
 
 type options struct {
@@ -65,7 +46,7 @@ func start(t *testing.T, args ...string) *session {
 
 func startWith(t *testing.T, dir string, o options) *session {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &testenv.SyncBuffer{}
 	// The server lives as long as the test, not as long as the start context.
 	cmdFunc := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 		cmd := exec.Command(command, args...)
@@ -170,22 +151,12 @@ func (s *session) path(rel string) string { return filepath.Join(s.dir, rel) }
 
 func (s *session) write(rel, content string) {
 	s.t.Helper()
-	p := s.path(rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		s.t.Fatal(err)
-	}
+	testenv.WriteFile(s.t, s.path(rel), content)
 }
 
 func (s *session) read(rel string) string {
 	s.t.Helper()
-	b, err := os.ReadFile(s.path(rel))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return string(b)
+	return testenv.ReadFile(s.t, s.path(rel))
 }
 
 func (s *session) expect(rel, want string) {

@@ -1,7 +1,6 @@
 package files
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -86,9 +84,9 @@ func readFiles(path string) call { return call{"read_files", map[string]any{"pat
 type conn struct {
 	srv    server
 	c      *client.Client
-	cmd    *exec.Cmd   // the server process, for its memory figures
-	stderr *syncBuffer // what the server printed on stderr, for error messages
-	conv   string      // mcp_conversation_id to pass, once the server gave one
+	cmd    *exec.Cmd           // the server process, for its memory figures
+	stderr *testenv.SyncBuffer // what the server printed on stderr, for error messages
+	conv   string              // mcp_conversation_id to pass, once the server gave one
 }
 
 // connect starts srv on the workspace dir and completes the MCP handshake. A peer
@@ -99,7 +97,7 @@ func connect(b *testing.B, srv server, dir string) *conn {
 	if !ok {
 		b.Skipf("%s is not installed, so it is left out (%s)", srv.name, orUnknown(peerProblem))
 	}
-	cn := &conn{srv: srv, stderr: &syncBuffer{}}
+	cn := &conn{srv: srv, stderr: &testenv.SyncBuffer{}}
 	// The server must outlive the context Start is called with, so the command
 	// ignores it (exec.CommandContext would kill the server when it ends).
 	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
@@ -125,25 +123,6 @@ func connect(b *testing.B, srv server, dir string) *conn {
 		b.Fatalf("initialize %s: %v\n%s", srv.name, err, cn.stderr)
 	}
 	return cn
-}
-
-// syncBuffer collects a server's stderr, which the transport writes from its own
-// goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func orUnknown(s string) string {

@@ -1,0 +1,25 @@
+package testenv
+
+import (
+	"bytes"
+	"sync"
+)
+
+// SyncBuffer collects a subprocess's output, which exec or a transport writes from
+// its own goroutine while the test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
