@@ -15,6 +15,18 @@ import (
 const tabA = "✻ [Claude Code] a.txt (e1023f) ⧉"
 
 // writeFile creates a file in a temp dir and returns its path.
+// shownDiff is a server with a connected client whose openDiff of a.txt ("a\n") with
+// the proposal "b\n", in tab tabA, the editor shows and nobody has answered yet.
+func shownDiff(t *testing.T) (s *testServer, c *testClient, path string, wait func() rpcMessage) {
+	t.Helper()
+	s = startServer(t, nil, nil)
+	c = connectReady(t, s)
+	path = writeFile(t, "a.txt", "a\n")
+	wait = c.callTool("openDiff", diffArgs(path, "b\n", tabA))
+	s.editor.waitOpened(t)
+	return s, c, path, wait
+}
+
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
@@ -55,11 +67,7 @@ func TestOpenDiffAcceptAnswersTheExactText(t *testing.T) {
 }
 
 func TestOpenDiffRejectAnswersDiffRejected(t *testing.T) {
-	s := startServer(t, nil, nil)
-	c := connectReady(t, s)
-	path := writeFile(t, "a.txt", "a\n")
-	wait := c.callTool("openDiff", diffArgs(path, "b\n", tabA))
-	s.editor.waitOpened(t)
+	s, c, _, wait := shownDiff(t)
 	s.Decide(tabA, false, "")
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
 	if st := s.Status().Diffs; len(st) != 1 || st[0].Status != "rejected" {
@@ -84,11 +92,7 @@ func TestOpenDiffOfAMissingFileIsANewFile(t *testing.T) {
 }
 
 func TestCloseTabWhilePendingRejectsTheDiff(t *testing.T) {
-	s := startServer(t, nil, nil)
-	c := connectReady(t, s)
-	path := writeFile(t, "a.txt", "a\n")
-	wait := c.callTool("openDiff", diffArgs(path, "b\n", tabA))
-	s.editor.waitOpened(t)
+	s, c, _, wait := shownDiff(t)
 
 	// The CLI's terminal prompt answered first; close_tab is the only cancellation.
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
@@ -103,11 +107,7 @@ func TestCloseTabWhilePendingRejectsTheDiff(t *testing.T) {
 }
 
 func TestCloseTabTwiceIsIdempotent(t *testing.T) {
-	s := startServer(t, nil, nil)
-	c := connectReady(t, s)
-	path := writeFile(t, "a.txt", "a\n")
-	wait := c.callTool("openDiff", diffArgs(path, "b\n", tabA))
-	s.editor.waitOpened(t)
+	s, c, _, wait := shownDiff(t)
 	s.Decide(tabA, true, "b\n")
 	wantTexts(t, c.texts(wait()), "FILE_SAVED", "b\n")
 

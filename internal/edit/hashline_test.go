@@ -372,15 +372,8 @@ func TestEditTaggedAnchors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := EditTagged([]byte(tt.current), "", tt.ops, tt.views)
-			if tt.errs != nil {
-				mustFail(t, err, tt.errs...)
+			if !wantContent(t, res, err, tt.want, tt.errs) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(res.Content) != tt.want {
-				t.Errorf("content = %q, want %q", res.Content, tt.want)
 			}
 			if !strings.Contains(res.Summary, tt.summary) {
 				t.Errorf("summary lacks %q:\n%s", tt.summary, res.Summary)
@@ -414,18 +407,26 @@ func TestEditTaggedRanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := EditTagged([]byte(tt.current), "", []Op{{Op: "replace_range", Start: start, End: end, Content: s("X")}}, view)
-			if tt.errs != nil {
-				mustFail(t, err, tt.errs...)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(res.Content) != tt.want {
-				t.Errorf("content = %q, want %q", res.Content, tt.want)
-			}
+			wantContent(t, res, err, tt.want, tt.errs)
 		})
 	}
+}
+
+// wantContent checks an EditTagged result: the error naming every string of errs
+// when errs is set, else the content want. It reports whether the edit was made.
+func wantContent(t *testing.T, res *TaggedEdit, err error, want string, errs []string) bool {
+	t.Helper()
+	if errs != nil {
+		mustFail(t, err, errs...)
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Content) != want {
+		t.Errorf("content = %q, want %q", res.Content, want)
+	}
+	return true
 }
 
 // collidingLinesFor returns base and a different line with the same tag.

@@ -28,6 +28,21 @@ type fixture struct {
 	before                        map[string]string
 }
 
+// twoRoots is a policy over the fixture's root and root_evil, and the second Root.
+func (f *fixture) twoRoots(t testing.TB) (*Policy, *Root) {
+	t.Helper()
+	other, err := OpenRoot(f.rootEvil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	p, err := NewPolicy([]*Root{f.r, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, other
+}
+
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())

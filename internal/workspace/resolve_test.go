@@ -46,12 +46,7 @@ func TestResolveInsideRoot(t *testing.T) {
 
 func TestResolveErrorMessages(t *testing.T) {
 	f := newFixture(t)
-	other, err := OpenRoot(f.rootEvil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	p, _ := NewPolicy([]*Root{f.r, other})
+	p, _ := f.twoRoots(t)
 	outsidePath := filepath.Join(f.outside, "x")
 	tests := []struct {
 		path string
@@ -188,12 +183,7 @@ func TestNestedRoots(t *testing.T) {
 
 func TestCrossRootSymlink(t *testing.T) {
 	f := newFixture(t)
-	other, err := OpenRoot(f.rootEvil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	p, _ := NewPolicy([]*Root{f.r, other})
+	p, other := f.twoRoots(t)
 	symlink(t, filepath.Join(f.rootEvil, "secret.txt"), filepath.Join(f.root, "to_other"))
 	// A link into another allowed root is followed; the File belongs to that root.
 	file, err := p.Resolve("to_other")

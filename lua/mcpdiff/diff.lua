@@ -764,6 +764,20 @@ local function show_inline(view, target, req, texts)
   end
 end
 
+-- restore_focus goes back to the window the user was in before the diff, when
+-- wanted: on open with keep_focus, on close when the diff's window was current.
+local function restore_focus(view, wanted)
+  if not wanted then
+    return
+  end
+  if api.nvim_tabpage_is_valid(view.prev_tab) then
+    api.nvim_set_current_tabpage(view.prev_tab)
+  end
+  if valid_win(view.prev_win) then
+    api.nvim_set_current_win(view.prev_win)
+  end
+end
+
 -- show draws the diff view of a prepared tab; the proposal lines are already set.
 -- texts: in the inline layout, {orig = text, prop = text} as diff_hunks.text makes
 -- them (Go has them at hand; Lua would take tens of milliseconds to build them).
@@ -809,14 +823,7 @@ function M.show(tab, texts)
     show_hint(view)
     set_autocmds(view)
     set_keymaps(view)
-    if cfg().keep_focus then
-      if api.nvim_tabpage_is_valid(view.prev_tab) then
-        api.nvim_set_current_tabpage(view.prev_tab)
-      end
-      if valid_win(view.prev_win) then
-        api.nvim_set_current_win(view.prev_win)
-      end
-    end
+    restore_focus(view, cfg().keep_focus)
     view.tick = api.nvim_buf_get_changedtick(view.buf)
   end)
   if not ok then
@@ -831,18 +838,6 @@ function M.show(tab, texts)
     win = view.prop_win,
   })
   return true
-end
-
-local function restore_focus(view, was_current)
-  if not was_current then
-    return
-  end
-  if api.nvim_tabpage_is_valid(view.prev_tab) then
-    api.nvim_set_current_tabpage(view.prev_tab)
-  end
-  if valid_win(view.prev_win) then
-    api.nvim_set_current_win(view.prev_win)
-  end
 end
 
 local function close_window(w)

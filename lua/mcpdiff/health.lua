@@ -13,14 +13,6 @@ local function reporter()
   return h.report_start, h.report_ok, h.report_warn, h.report_error, h.report_info
 end
 
-local function lock_dir()
-  local config_dir = vim.env.CLAUDE_CONFIG_DIR
-  if config_dir and config_dir ~= "" then
-    return config_dir .. "/ide"
-  end
-  return (uv.os_homedir() or "~") .. "/.claude/ide"
-end
-
 -- binary_version runs `mcpdiff version` (blocking is fine inside :checkhealth).
 local function binary_version(bin)
   local out = vim.fn.system({ bin, "version" })
@@ -236,7 +228,6 @@ function M.check()
       })
     end
   end
-  info("lock files go to " .. lock_dir())
   for _, line in ipairs(bridge.stderr()) do
     info("bridge log: " .. line)
   end

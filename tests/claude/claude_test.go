@@ -277,11 +277,8 @@ func newWorld(t *testing.T) *world {
 }
 
 func (w *world) env() []string {
-	return testenv.Env(
-		"HOME="+w.home, "CLAUDE_CONFIG_DIR="+w.config, "TERM=xterm-256color",
-		"XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"), "XDG_STATE_HOME="+filepath.Join(w.home, ".local/state"),
-		"XDG_DATA_HOME="+filepath.Join(w.home, ".local/share"),
-	)
+	return testenv.Env(append(testenv.HomeVars(w.home),
+		"CLAUDE_CONFIG_DIR="+w.config, "TERM=xterm-256color")...)
 }
 
 // startNeovim starts a headless Neovim in the workspace with the plugin and returns

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // cliTimeout bounds one run of a CLI; reaching it is a failure, never a pace.
@@ -138,18 +140,13 @@ func newProject(t *testing.T, cliBinDir string) *project {
 	if err := os.WriteFile(filepath.Join(p.dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.env = []string{
-		"PATH=" + bin + string(filepath.ListSeparator) + cliBinDir + string(filepath.ListSeparator) + os.Getenv("PATH"),
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"MCPDIFF_HTTP_TOKEN=" + p.token,
+	p.env = append(testenv.HomeVars(home),
+		"PATH="+bin+string(filepath.ListSeparator)+cliBinDir+string(filepath.ListSeparator)+os.Getenv("PATH"),
+		"MCPDIFF_HTTP_TOKEN="+p.token,
 		"TERM=dumb",
 		"NO_COLOR=1",
 		"LANG=C.UTF-8",
-	}
+	)
 	// Gemini CLI starts no server in a folder the user has not trusted; this is the
 	// file its trust prompt writes.
 	trusted := filepath.Join(home, ".gemini", "trustedFolders.json")

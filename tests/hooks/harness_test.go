@@ -25,6 +25,7 @@ func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
 // ws is a temp workspace; HOME and CLAUDE_CONFIG_DIR point into it, so no real
 // settings or lock files are read.
 type ws struct {
+	testenv.Dir
 	t   *testing.T
 	dir string
 	env []string
@@ -37,23 +38,12 @@ func newWS(t *testing.T) *ws {
 		t.Fatal(err)
 	}
 	w := &ws{t: t, dir: filepath.Join(base, "project")}
+	w.Dir = testenv.Dir{TB: t, Root: w.dir}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w.env = testenv.Env("HOME="+filepath.Join(base, "home"), "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"))
 	return w
-}
-
-func (w *ws) path(rel string) string { return filepath.Join(w.dir, rel) }
-
-func (w *ws) write(rel, content string) {
-	w.t.Helper()
-	testenv.WriteFile(w.t, w.path(rel), content)
-}
-
-func (w *ws) read(rel string) string {
-	w.t.Helper()
-	return testenv.ReadFile(w.t, w.path(rel))
 }
 
 // event is a hook input as Claude Code 2.1.330 sends it (see
@@ -62,10 +52,10 @@ func (w *ws) event(name, session, prompt, toolUseID, rel string) string {
 	ev := map[string]any{
 		"session_id": session, "transcript_path": "/dev/null", "cwd": w.dir, "prompt_id": prompt,
 		"permission_mode": "auto", "hook_event_name": name, "tool_name": "Edit", "tool_use_id": toolUseID,
-		"tool_input": map[string]any{"file_path": w.path(rel), "old_string": "a", "new_string": "b", "replace_all": false},
+		"tool_input": map[string]any{"file_path": w.Path(rel), "old_string": "a", "new_string": "b", "replace_all": false},
 	}
 	if name == "PostToolUse" {
-		ev["tool_response"] = map[string]any{"filePath": w.path(rel), "originalFile": "a\n", "structuredPatch": []any{}, "userModified": false}
+		ev["tool_response"] = map[string]any{"filePath": w.Path(rel), "originalFile": "a\n", "structuredPatch": []any{}, "userModified": false}
 	}
 	b, _ := json.Marshal(ev)
 	return string(b)
@@ -106,7 +96,7 @@ func (w *ws) edit(session, prompt, toolUseID, rel, after string) {
 		w.t.Errorf("PreToolUse of %s: exit %d, stdout %q, stderr %q", rel, code, out, errOut)
 		return
 	}
-	w.write(rel, after)
+	w.Write(rel, after)
 	if out, errOut, code := w.hook(w.event("PostToolUse", session, prompt, toolUseID, rel)); code != 0 || out != "" {
 		w.t.Errorf("PostToolUse of %s: exit %d, stdout %q, stderr %q", rel, code, out, errOut)
 	}

@@ -27,7 +27,7 @@ func TestConcurrentHookProcesses(t *testing.T) {
 	sessions := map[string]int{"session-a": 16, "session-b": 6}
 	for s, n := range sessions {
 		for i := range n {
-			w.write(fmt.Sprintf("%s/f%d.txt", s, i), "a\n")
+			w.Write(fmt.Sprintf("%s/f%d.txt", s, i), "a\n")
 		}
 	}
 	var wg sync.WaitGroup
@@ -43,7 +43,7 @@ func TestConcurrentHookProcesses(t *testing.T) {
 	byConv := map[string][]*history.Entry{}
 	for _, e := range w.entries() {
 		byConv[e.ConversationID] = append(byConv[e.ConversationID], e)
-		if want := sum(w.read(w.rel(e.FilePath))); e.HashAfter == nil || *e.HashAfter != want {
+		if want := sum(w.Read(w.rel(e.FilePath))); e.HashAfter == nil || *e.HashAfter != want {
 			t.Errorf("%s: recorded hash_after does not match the file", e.FilePath)
 		}
 		if e.Source != "claude-code" || e.ToolName != "Edit" || e.HashBefore == nil || *e.HashBefore != sum("a\n") {
@@ -68,7 +68,7 @@ func TestConcurrentHookProcesses(t *testing.T) {
 			t.Fatalf("conversation %s has %d entries", conv, len(list))
 		}
 	}
-	if left, _ := os.ReadDir(w.path(".mcp/edit_history/hooks")); len(left) != 0 {
+	if left, _ := os.ReadDir(w.Path(".mcp/edit_history/hooks")); len(left) != 0 {
 		t.Fatalf("snapshots left behind: %v", left)
 	}
 }
@@ -85,7 +85,7 @@ func (w *ws) rel(abs string) string {
 // reads, and whose next record makes the history agree with the disk again.
 func TestHookKilledMidRecord(t *testing.T) {
 	w := newWS(t)
-	w.write("a.txt", "a\n")
+	w.Write("a.txt", "a\n")
 	// A whole PostToolUse takes `full`; kills land anywhere in it.
 	w.edit("s", "p0", "toolu_first", "a.txt", "0\n")
 	start := time.Now()
@@ -97,7 +97,7 @@ func TestHookKilledMidRecord(t *testing.T) {
 		if _, errOut, code := w.hook(w.event("PreToolUse", "s", "p1", id, "a.txt")); code != 0 {
 			t.Fatalf("PreToolUse: %d %s", code, errOut)
 		}
-		w.write("a.txt", fmt.Sprintf("%d\n", i+1))
+		w.Write("a.txt", fmt.Sprintf("%d\n", i+1))
 		cmd := w.command(nil, "hook")
 		cmd.Stdin = strings.NewReader(w.event("PostToolUse", "s", "p1", id, "a.txt"))
 		if err := cmd.Start(); err != nil {
@@ -117,7 +117,7 @@ func TestHookKilledMidRecord(t *testing.T) {
 	}
 	for _, e := range listed {
 		if d, ok := e["diff_file"].(string); ok {
-			if _, err := os.Stat(w.path(".mcp/edit_history/" + d)); err != nil {
+			if _, err := os.Stat(w.Path(".mcp/edit_history/" + d)); err != nil {
 				t.Fatalf("entry %v names a diff that is not there", e["edit_id"])
 			}
 		}
@@ -138,9 +138,9 @@ func TestHookKilledMidRecord(t *testing.T) {
 // reported (exit 1, a non-blocking error in Claude Code).
 func TestLockedStoreAnswersInTime(t *testing.T) {
 	w := newWS(t)
-	w.write("a.txt", "a\n")
+	w.Write("a.txt", "a\n")
 	w.edit("s", "p", "toolu_0", "a.txt", "b\n") // makes the store
-	fl := flock.New(w.path(".mcp/edit_history/history.lock"))
+	fl := flock.New(w.Path(".mcp/edit_history/history.lock"))
 	if ok, err := fl.TryLock(); !ok || err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestLockedStoreAnswersInTime(t *testing.T) {
 	if out, errOut, code := w.hook(w.event("PreToolUse", "s", "p", "toolu_1", "a.txt")); code != 0 || out != "" {
 		t.Fatalf("PreToolUse with the store locked: exit %d %q %q", code, out, errOut)
 	}
-	w.write("a.txt", "c\n")
+	w.Write("a.txt", "c\n")
 	start := time.Now()
 	out, errOut, code := w.hook(w.event("PostToolUse", "s", "p", "toolu_1", "a.txt"))
 	if took := time.Since(start); took > 2*time.Second {
@@ -157,7 +157,7 @@ func TestLockedStoreAnswersInTime(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "a.txt was written but not recorded") || !strings.Contains(errOut, "locked") {
 		t.Fatalf("PostToolUse with the store locked: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if got := w.read("a.txt"); got != "c\n" {
+	if got := w.Read("a.txt"); got != "c\n" {
 		t.Fatalf("the write was undone: %q", got)
 	}
 }
@@ -166,7 +166,7 @@ func TestLockedStoreAnswersInTime(t *testing.T) {
 // block the write.
 func TestReadOnlyWorkspace(t *testing.T) {
 	w := newWS(t)
-	w.write("a.txt", "a\n")
+	w.Write("a.txt", "a\n")
 	if err := exec.Command("chattr", "+i", w.dir).Run(); err != nil {
 		t.Skip("cannot make the workspace read-only here (chattr):", err)
 	}
@@ -175,12 +175,12 @@ func TestReadOnlyWorkspace(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "will not be recorded") {
 		t.Fatalf("PreToolUse in a read-only workspace: exit %d %q %q", code, out, errOut)
 	}
-	w.write("a.txt", "b\n") // the file itself is writable
+	w.Write("a.txt", "b\n") // the file itself is writable
 	out, errOut, code = w.hook(w.event("PostToolUse", "s", "p", "toolu_1", "a.txt"))
 	if code != 1 || out != "" || !strings.Contains(errOut, "not recorded") {
 		t.Fatalf("PostToolUse in a read-only workspace: exit %d %q %q", code, out, errOut)
 	}
-	if _, err := os.Stat(w.path(".mcp")); err == nil {
+	if _, err := os.Stat(w.Path(".mcp")); err == nil {
 		t.Fatal("a store appeared in a read-only workspace")
 	}
 }

@@ -57,13 +57,13 @@ const userSettings = `{
 
 func TestHooksInstallMergesAndUninstallRestores(t *testing.T) {
 	w := newWS(t)
-	local := w.path(".claude/settings.local.json")
-	w.write(".claude/settings.local.json", userSettings)
+	local := w.Path(".claude/settings.local.json")
+	w.Write(".claude/settings.local.json", userSettings)
 	out, errOut, code := w.hooks("install")
 	if code != 0 || !strings.Contains(out, "installed the hooks in "+local) {
 		t.Fatalf("install: exit %d %q %q", code, out, errOut)
 	}
-	installed := w.read(".claude/settings.local.json")
+	installed := w.Read(".claude/settings.local.json")
 	var doc struct {
 		Hooks map[string][]struct {
 			Matcher string `json:"matcher"`
@@ -92,7 +92,7 @@ func TestHooksInstallMergesAndUninstallRestores(t *testing.T) {
 		at += i
 	}
 	// Idempotent.
-	if out, _, code := w.hooks("install"); code != 0 || !strings.Contains(out, "already") || w.read(".claude/settings.local.json") != installed {
+	if out, _, code := w.hooks("install"); code != 0 || !strings.Contains(out, "already") || w.Read(".claude/settings.local.json") != installed {
 		t.Fatalf("second install: exit %d %q, or the file changed", code, out)
 	}
 	out, errOut, code = w.hooks("status")
@@ -104,7 +104,7 @@ func TestHooksInstallMergesAndUninstallRestores(t *testing.T) {
 	if out, _, code := w.hooks("uninstall"); code != 0 || !strings.Contains(out, "removed") {
 		t.Fatalf("uninstall: %d %q", code, out)
 	}
-	if got := w.read(".claude/settings.local.json"); got != userSettings {
+	if got := w.Read(".claude/settings.local.json"); got != userSettings {
 		t.Fatalf("after uninstall:\n%s\nwant:\n%s", got, userSettings)
 	}
 	if out, _, code := w.hooks("uninstall"); code != 0 || !strings.Contains(out, "were not in") {
@@ -121,7 +121,7 @@ func TestHooksInstallScopes(t *testing.T) {
 			t.Fatalf("install --scope %s: %s", scope, errOut)
 		}
 		out, _, _ := w.hooks("settings")
-		if got := w.read(".claude/" + name); got != out {
+		if got := w.Read(".claude/" + name); got != out {
 			t.Fatalf("a new %s:\n%s\nwant what `hooks settings` prints:\n%s", name, got, out)
 		}
 	}
@@ -130,7 +130,7 @@ func TestHooksInstallScopes(t *testing.T) {
 			t.Fatalf("uninstall: %s", errOut)
 		}
 	}
-	if _, err := os.Stat(w.path(".claude")); err == nil {
+	if _, err := os.Stat(w.Path(".claude")); err == nil {
 		t.Fatal("uninstall left the .claude folder that install made")
 	}
 	// user: $CLAUDE_CONFIG_DIR/settings.json, and a settings file that is a symlink
@@ -171,14 +171,14 @@ func TestHooksInstallScopes(t *testing.T) {
 func TestHooksInstallReplacesAnOlderInstall(t *testing.T) {
 	w := newWS(t)
 	stale := `{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "'/old place/bin/mcpdiff' hook"}]}`
-	w.write(".claude/settings.json", `{"hooks": {"PostToolUse": [`+stale+`]}}`)
+	w.Write(".claude/settings.json", `{"hooks": {"PostToolUse": [`+stale+`]}}`)
 	out, _, _ := w.hooks("status")
 	if !strings.Contains(out, "only one of the PreToolUse and PostToolUse hooks") {
 		t.Fatalf("status of half an install: %q", out)
 	}
 	old := strings.ReplaceAll(userSettings, `"Stop"`, `"PostToolUse": [`+stale+`], "Stop"`)
 	old = strings.Replace(old, `"PreToolUse": [`, `"PreToolUse": [`+stale+`, `, 1)
-	w.write(".claude/settings.json", old)
+	w.Write(".claude/settings.json", old)
 	out, _, _ = w.hooks("status")
 	if !strings.Contains(out, "/old place/bin/mcpdiff does not exist") || strings.Contains(out, "\nactive") {
 		t.Fatalf("status of a stale install: %q", out)
@@ -186,7 +186,7 @@ func TestHooksInstallReplacesAnOlderInstall(t *testing.T) {
 	if _, errOut, code := w.hooks("install", "--scope", "project"); code != 0 {
 		t.Fatal(errOut)
 	}
-	got := w.read(".claude/settings.json")
+	got := w.Read(".claude/settings.json")
 	if strings.Contains(got, "/old place/") || strings.Count(got, testenv.Binary+" hook") != 2 {
 		t.Fatalf("after install over an older one:\n%s", got)
 	}
@@ -203,13 +203,13 @@ func TestHooksRefusesBadSettings(t *testing.T) {
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
-			w.write(".claude/settings.local.json", content)
+			w.Write(".claude/settings.local.json", content)
 			for _, action := range []string{"install", "uninstall"} {
 				_, errOut, code := w.hooks(action)
 				if code != 1 || !strings.Contains(errOut, "settings.local.json") || !strings.Contains(errOut, "nothing was changed") {
 					t.Fatalf("%s: exit %d %q", action, code, errOut)
 				}
-				if got := w.read(".claude/settings.local.json"); got != content {
+				if got := w.Read(".claude/settings.local.json"); got != content {
 					t.Fatalf("%s changed a file it refused: %q", action, got)
 				}
 			}

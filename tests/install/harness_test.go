@@ -214,18 +214,13 @@ func newUser(t *testing.T) *user {
 }
 
 func (u *user) env() []string {
-	return append([]string{
-		"PATH=" + u.path,
-		"HOME=" + u.home,
-		"XDG_CONFIG_HOME=" + filepath.Join(u.home, ".config"),
-		"XDG_DATA_HOME=" + u.data,
-		"XDG_STATE_HOME=" + filepath.Join(u.home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(u.home, ".cache"),
-		"CLAUDE_CONFIG_DIR=" + u.claude,
+	return append(append(testenv.HomeVars(u.home),
+		"PATH="+u.path,
+		"CLAUDE_CONFIG_DIR="+u.claude,
 		"SHELL=/bin/sh",
 		"TERM=xterm-256color",
 		"GIT_CONFIG_NOSYSTEM=1",
-	}, goEnv...)
+	), goEnv...)
 }
 
 // run runs a command as the user, in dir, and returns its combined output.

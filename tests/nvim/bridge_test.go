@@ -89,8 +89,7 @@ func TestStopCommand(t *testing.T) {
 }
 
 func TestRestartAfterBridgeKilled(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, options{"track_selection": false})
+	eachConnected(t, options{"track_selection": false}, func(t *testing.T, s *session, c *ideClient) {
 		info, _ := s.bridge()
 		path := s.writeFile("hello.txt", "hello\n")
 		before := s.snapshot()
@@ -143,8 +142,7 @@ func TestNeovimKilledEndsBridge(t *testing.T) {
 }
 
 func TestQuitWithPendingDiff(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		info, _ := s.bridge()
 		path := s.writeFile("hello.txt", "hello\n")
 		tab := tabName("hello.txt", 1)

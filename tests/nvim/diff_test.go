@@ -84,6 +84,16 @@ func (s *session) waitViews(n int) []viewInfo {
 
 // connected starts Neovim with the plugin and connects a client; the selection
 // tracking the connection switches on is in place before it returns.
+// eachConnected runs fn on each Neovim, with the plugin set up with opts and an IDE
+// client connected to its bridge.
+func eachConnected(t *testing.T, opts options, fn func(t *testing.T, s *session, c *ideClient)) {
+	t.Helper()
+	eachNvim(t, func(t *testing.T, nv string) {
+		s, c := connected(t, nv, opts)
+		fn(t, s, c)
+	})
+}
+
 func connected(t *testing.T, nvimBin string, opts options) (*session, *ideClient) {
 	t.Helper()
 	s := startNvim(t, nvimBin, opts)
@@ -137,8 +147,7 @@ func TestAccept(t *testing.T) {
 		{"user edited no final newline", "hello edited\nsecond line", []string{"hello mine", "second"}, func(s *session) { s.cmd("w") }, "hello mine\nsecond"},
 		{"user edited BOM", "\uFEFFhello edited\n", []string{"hello mine"}, func(s *session) { s.cmd("w") }, "\uFEFFhello mine\n"},
 	}
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				s.t = t
@@ -186,8 +195,7 @@ func TestReject(t *testing.T) {
 		{"keymap", func(s *session) { s.input(`\dq`) }},
 		{"tabclose", func(s *session) { s.cmd("tabclose") }},
 	}
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				s.t = t
@@ -220,8 +228,7 @@ func TestReject(t *testing.T) {
 }
 
 func TestNewFile(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := filepath.Join(s.ws, "sub", "new.txt")
 		before := s.snapshot()
 		tab := tabName("new.txt", 1)
@@ -274,8 +281,7 @@ return { name = "" }`, &left)
 }
 
 func TestSeveralDiffsAtOnce(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		a := s.writeFile("a.txt", "a\n")
 		b := s.writeFile("b.txt", "b\n")
 		before := s.snapshot()
@@ -299,8 +305,7 @@ func TestSeveralDiffsAtOnce(t *testing.T) {
 }
 
 func TestSameTabNameReplaces(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		before := s.snapshot()
 		tab := tabName("hello.txt", 7)
@@ -340,8 +345,7 @@ func (s *session) acceptWithWrite(c *ideClient, path, contents, tab string) {
 }
 
 func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello world\nsecond line\n")
 		s.cmd("edit " + path)
 		s.cmd("normal! j")
@@ -363,8 +367,7 @@ func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
 }
 
 func TestCloseAllDiffTabsLeavesUserDiffs(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		mine := s.writeFile("mine.txt", "one\ntwo\n")
 		other := s.writeFile("other.txt", "one\nthree\n")
 		s.cmd("edit " + mine)
@@ -393,8 +396,7 @@ return n`, &diffWins)
 }
 
 func TestDirtyBufferRefusesDiff(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		s.cmd("edit " + path)
 		s.lua(`vim.api.nvim_buf_set_lines(0, 0, -1, false, { "my unsaved work" })`, nil)
@@ -419,8 +421,7 @@ func TestDirtyBufferRefusesDiff(t *testing.T) {
 }
 
 func TestClientDisconnect(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		a := s.writeFile("a.txt", "a\n")
 		b := s.writeFile("b.txt", "b\n")
 		before := s.snapshot()
@@ -445,8 +446,7 @@ func TestClientDisconnect(t *testing.T) {
 }
 
 func TestUserAutocmds(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.lua(`
 _G.events = {}
 vim.api.nvim_create_autocmd("User", { pattern = { "McpDiffOpened", "McpDiffClosed" }, callback = function(a)
@@ -478,8 +478,7 @@ end })`, nil)
 }
 
 func TestKeepFocus(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, options{"keep_focus": true})
+	eachConnected(t, options{"keep_focus": true}, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		other := s.writeFile("other.txt", "other\n")
 		s.cmd("edit " + other)
@@ -501,8 +500,7 @@ func TestKeepFocus(t *testing.T) {
 // With only Claude's terminal on screen the diff makes room instead of replacing it
 // (claudecode.nvim #231), and gives the screen back afterwards.
 func TestTerminalOnlyWindow(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		s.cmd("terminal cat")
 		s.cmd("only")

@@ -101,15 +101,8 @@ func newSession(t *testing.T, nvimBin string) *session {
 		t.Fatal(err)
 	}
 	s.ws = ws
-	env := testenv.Env(
-		"HOME="+s.home,
-		"CLAUDE_CONFIG_DIR="+s.config,
-		"XDG_CONFIG_HOME="+filepath.Join(s.home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(s.home, ".local/share"),
-		"XDG_STATE_HOME="+filepath.Join(s.home, ".local/state"),
-		"XDG_CACHE_HOME="+filepath.Join(s.home, ".cache"),
-		"TERM=xterm-256color",
-	)
+	env := testenv.Env(append(testenv.HomeVars(s.home),
+		"CLAUDE_CONFIG_DIR="+s.config, "TERM=xterm-256color")...)
 	v, err := nvimrpc.NewChildProcess(
 		nvimrpc.ChildProcessCommand(nvimBin),
 		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),

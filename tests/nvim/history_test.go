@@ -202,8 +202,7 @@ func TestStatusReview(t *testing.T) {
 }
 
 func TestAcceptedDiffIsRecorded(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.initStore()
 		path := s.writeFile("hello.txt", "hello\n")
 		c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs") // a new turn

@@ -289,8 +289,7 @@ func TestKeptHunkMarks(t *testing.T) {
 
 // In the side-by-side layout a range in the original's window means its lines.
 func TestHunkRejectFromTheOriginal(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hunks.txt", hunkOriginal)
 		tab := tabName("hunks.txt", 1)
 		answer := c.OpenDiff(path, hunkProposal, tab)
@@ -701,8 +700,7 @@ return { text = text, width = vim.api.nvim_win_get_width(w) }`, &got, buf)
 // shortest form, ":w accept · :q reject", still fits), and grows back
 // to the whole sentence when the window is wide again.
 func TestHintFitsNarrowWindows(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.cmd("set columns=200")
 		path := s.writeFile("narrow.txt", "a\n")
 		tab := tabName("narrow.txt", 1)

@@ -19,8 +19,7 @@ func toolError(t *testing.T, c *ideClient, ch <-chan rpcMessage, what string) (i
 }
 
 func TestGetDiagnostics(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "print(foo)\n")
 		uri := "file://" + path
 
@@ -46,8 +45,7 @@ func TestGetDiagnostics(t *testing.T) {
 }
 
 func TestDocumentTools(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		missing := filepath.Join(s.ws, "missing.txt")
 
@@ -86,8 +84,7 @@ func TestDocumentTools(t *testing.T) {
 }
 
 func TestOpenFile(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("code.go", "package main\n\nfunc main() {\n\tprintln(1)\n}\n")
 		tests := []struct {
 			args map[string]any
@@ -123,8 +120,7 @@ func TestOpenFile(t *testing.T) {
 // openFile never puts the file in a sidebar: with the cursor in a file tree, it
 // uses the editor window beside it, as the diff view does.
 func TestOpenFileLeavesASidebarAlone(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("code.go", "package main\n")
 		var tree, editor int
 		s.lua(`vim.cmd("topleft vnew")
@@ -151,8 +147,7 @@ return { vim.bo[vim.api.nvim_win_get_buf(tree)].filetype, vim.api.nvim_buf_get_n
 }
 
 func TestSelectionTools(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		expectTexts(t, "getLatestSelection", c.Texts(c.CallTool("getLatestSelection", nil), "getLatestSelection"),
 			`{"success":false,"message":"No selection available"}`)
 		expectTexts(t, "getCurrentSelection", c.Texts(c.CallTool("getCurrentSelection", nil), "getCurrentSelection"),

@@ -45,8 +45,7 @@ func waitSelection(t *testing.T, c *ideClient, seen int) (selectionParams, int) 
 }
 
 func TestSelectionChanged(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello world\nsecond line\nthird\n")
 		seen := len(c.Notifications("selection_changed"))
 		s.cmd("edit " + path)
@@ -96,8 +95,7 @@ func TestSelectionNotTrackedFromTerminal(t *testing.T) {
 }
 
 func TestSelectionTrackingOff(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, options{"track_selection": false})
+	eachConnected(t, options{"track_selection": false}, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		s.cmd("edit " + path)
 		s.input("v$")
@@ -114,8 +112,7 @@ func TestSelectionTrackingOff(t *testing.T) {
 }
 
 func TestAtMentioned(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("src/main.go", "package main\n\nfunc main() {}\n")
 		s.cmd("edit " + path)
 		s.cmd("2,3McpDiffSend")
@@ -162,8 +159,7 @@ func TestAtMentionedQueuedUntilConnected(t *testing.T) {
 // TestSetupAgainAppliesTrackSelection: setup() called again with track_selection =
 // false stops tracking for the connected client, and true turns it back on.
 func TestSetupAgainAppliesTrackSelection(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s, c := connected(t, nv, nil)
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		tracking := func() bool {
 			var n int
 			s.lua(`return vim.fn.exists("#mcpdiff_selection")`, &n)

@@ -81,6 +81,7 @@ func requireTools(t *testing.T) tools {
 // world is a user's machine: a home folder with the project in ~/src/inventory, and
 // Claude Code's config folder.
 type world struct {
+	testenv.Dir
 	t      *testing.T
 	tl     tools
 	base   string
@@ -97,42 +98,22 @@ func newWorld(t *testing.T, tl tools, files map[string]string) *world {
 	}
 	w := &world{t: t, tl: tl, base: base, home: filepath.Join(base, "home"), config: filepath.Join(base, "claude")}
 	w.ws = filepath.Join(w.home, "src", "inventory")
+	w.Dir = testenv.Dir{TB: t, Root: w.ws}
 	for _, d := range []string{w.config, w.ws} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for name, content := range files {
-		w.write(name, content)
+		w.Write(name, content)
 	}
 	return w
 }
 
 // env is the environment of every program the world runs: nothing of the real user's.
 func (w *world) env() []string {
-	return []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + w.home,
-		"CLAUDE_CONFIG_DIR=" + w.config,
-		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local/share"),
-		"XDG_STATE_HOME=" + filepath.Join(w.home, ".local/state"),
-		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache"),
-		"TZ=UTC",
-		"LANG=C.UTF-8",
-	}
-}
-
-func (w *world) path(name string) string { return filepath.Join(w.ws, filepath.FromSlash(name)) }
-
-func (w *world) write(name, content string) {
-	w.t.Helper()
-	testenv.WriteFile(w.t, w.path(name), content)
-}
-
-func (w *world) read(name string) string {
-	w.t.Helper()
-	return testenv.ReadFile(w.t, w.path(name))
+	return testenv.Env(append(testenv.HomeVars(w.home),
+		"CLAUDE_CONFIG_DIR="+w.config, "TZ=UTC", "LANG=C.UTF-8")...)
 }
 
 // mcpdiff runs the CLI in the project and returns its stdout.
@@ -161,7 +142,7 @@ func (w *world) claude(prompt string, writes ...claudeWrite) {
 	w.t.Helper()
 	for i, wr := range writes {
 		nextSecond()
-		path := w.path(wr.file)
+		path := w.Path(wr.file)
 		input := map[string]any{"file_path": path}
 		response := map[string]any{"filePath": path}
 		before, err := os.ReadFile(path)
@@ -194,7 +175,7 @@ func (w *world) claude(prompt string, writes ...claudeWrite) {
 			return string(data)
 		}
 		w.mcpdiff(event("PreToolUse"), "hook")
-		w.write(wr.file, after)
+		w.Write(wr.file, after)
 		w.mcpdiff(event("PostToolUse"), "hook")
 	}
 }

@@ -122,7 +122,7 @@ func diffShot(t *testing.T, tl tools, layout, out string) {
 	proposal := strings.Replace(strings.Replace(stockGo, addBefore, addAfter, 1), debugLine, removeCheck, 1)
 	tab := "✻ [Claude Code] stock.go (a3f91c) ⧉"
 	id := ide.request("tools/call", map[string]any{"name": "openDiff", "arguments": map[string]any{
-		"old_file_path": w.path("stock.go"), "new_file_path": w.path("stock.go"),
+		"old_file_path": w.Path("stock.go"), "new_file_path": w.Path("stock.go"),
 		"new_file_contents": proposal, "tab_name": tab}})
 	want := []string{"\\dq reject", "cannot remove %d items"}
 	if layout == "side-by-side" {
@@ -141,7 +141,7 @@ func diffShot(t *testing.T, tl tools, layout, out string) {
 	if raw := ide.await(id); json.Unmarshal(raw, &result) != nil || len(result.Content) == 0 || result.Content[0].Text != "DIFF_REJECTED" {
 		t.Fatalf("openDiff answered %+v, want DIFF_REJECTED", result)
 	}
-	if got := w.read("stock.go"); got != stockGo {
+	if got := w.Read("stock.go"); got != stockGo {
 		t.Fatalf("the rejected proposal changed stock.go:\n%s", got)
 	}
 }
@@ -173,7 +173,7 @@ func historyWorld(t *testing.T, tl tools) (*world, [][2]string) {
 			w.mcpdiff("", "reject", e.EditID)
 		}
 	}
-	if got, want := w.read("README.md"), strings.Replace(readme, "on hand.", "on hand, by SKU.", 1); got != want {
+	if got, want := w.Read("README.md"), strings.Replace(readme, "on hand.", "on hand, by SKU.", 1); got != want {
 		t.Fatalf("README.md after rejecting Claude Code's edit and keeping the other agent's:\n%s\nwant:\n%s", got, want)
 	}
 	return w, masks(t, es)

@@ -102,22 +102,22 @@ func TestAttacksAreRefused(t *testing.T) {
 
 func TestFIFOIsRefusedWithoutBlocking(t *testing.T) {
 	s := start(t)
-	if err := syscall.Mkfifo(s.path("pipe"), 0o644); err != nil {
+	if err := syscall.Mkfifo(s.Path("pipe"), 0o644); err != nil {
 		t.Skip("mkfifo:", err)
 	}
 	s.fails("read_text_file", map[string]any{"path": "pipe"}, "not a regular file")
 	s.fails("edit_file", map[string]any{"path": "pipe", "old_string": "a", "new_string": "b"}, "not a regular file")
 	// The server still answers.
-	s.write("a.txt", "a\n")
+	s.Write("a.txt", "a\n")
 	s.ok("read_text_file", map[string]any{"path": "a.txt"})
 }
 
 func TestBinaryAndHugeFilesAreRefused(t *testing.T) {
 	s := start(t, "--max-file-size", "1000")
-	s.write("bin.dat", "abc\x00def\n")
+	s.Write("bin.dat", "abc\x00def\n")
 	s.fails("read_text_file", map[string]any{"path": "bin.dat"}, "binary")
 	s.fails("edit_file", map[string]any{"path": "bin.dat", "old_string": "abc", "new_string": "x"}, "binary")
-	s.write("big.txt", strings.Repeat("0123456789\n", 200))
+	s.Write("big.txt", strings.Repeat("0123456789\n", 200))
 	s.fails("read_files", map[string]any{"path": "big.txt"}, "1000")
 	s.expect("big.txt", strings.Repeat("0123456789\n", 200))
 }
@@ -126,10 +126,10 @@ func TestUnicodeNameForms(t *testing.T) {
 	s := start(t)
 	nfd := "cafe\u0301.txt" // e + combining acute
 	nfc := "caf\u00e9.txt"
-	s.write(nfd, "x\n")
+	s.Write(nfd, "x\n")
 	s.ok("edit_file", map[string]any{"path": nfc, "old_string": "x", "new_string": "y"})
 	s.expect(nfd, "y\n")
-	if _, err := os.Stat(s.path(nfc)); err == nil && nfc != nfd {
+	if _, err := os.Stat(s.Path(nfc)); err == nil && nfc != nfd {
 		// On a normalising file system both spellings name one file; elsewhere no
 		// look-alike may be created.
 		if names, _ := os.ReadDir(s.dir); len(names) > 2 {

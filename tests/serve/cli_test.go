@@ -35,7 +35,7 @@ func cliSplit(t *testing.T, dir string, args ...string) (string, string, int) {
 // session and the edit ids in order.
 func threeEdits(t *testing.T) (*session, []string) {
 	s := start(t)
-	s.write("a.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n")
+	s.Write("a.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n")
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "2\n", "new_string": "two\n"}))
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "5\n", "new_string": "five\n", "mcp_conversation_id": conv})
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "8\n", "new_string": "eight\n", "mcp_conversation_id": conv})
@@ -67,7 +67,7 @@ func TestStatusAndShow(t *testing.T) {
 		}
 	}
 	// From a subfolder, the store is found by walking up.
-	sub := s.path("deep/er")
+	sub := s.Path("deep/er")
 	os.MkdirAll(sub, 0o755)
 	if out2, _, _ := cliSplit(t, sub, "status"); out2 != out {
 		t.Fatalf("status from a subfolder differs:\n%s", out2)
@@ -84,7 +84,7 @@ func TestStatusAndShow(t *testing.T) {
 	if !strings.Contains(out, "no recorded edits") {
 		t.Fatalf("filtered status: %q", out)
 	}
-	out, _, _ = cliSplit(t, t.TempDir(), "status", "--workspace", s.dir, "--json", "--file", s.path("a.txt"))
+	out, _, _ = cliSplit(t, t.TempDir(), "status", "--workspace", s.dir, "--json", "--file", s.Path("a.txt"))
 	var list []history.Entry
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 3 {
 		t.Fatalf("status --json --file: %v %s", err, out)
@@ -152,7 +152,7 @@ func TestRejectAcceptFlagsAnywhere(t *testing.T) {
 
 func TestConflictIsRefusedNamingTheLaterEdit(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "x\ny\nz\n")
+	s.Write("a.txt", "x\ny\nz\n")
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "y", "new_string": "Y1"}))
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "Y1", "new_string": "Y2", "mcp_conversation_id": conv})
 	ids := []string{s.entries()[0]["edit_id"].(string), s.entries()[1]["edit_id"].(string)}
@@ -170,7 +170,7 @@ func TestConflictIsRefusedNamingTheLaterEdit(t *testing.T) {
 
 func TestExternalChangeIsShownAndForceDiscardsIt(t *testing.T) {
 	s, ids := threeEdits(t)
-	s.write("a.txt", s.read("a.txt")+"added by hand\n")
+	s.Write("a.txt", s.Read("a.txt")+"added by hand\n")
 	out, errOut, code := cliSplit(t, s.dir, "reject", ids[0])
 	if code != 1 || !strings.Contains(out, "+added by hand") || !strings.Contains(errOut, "--force") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
@@ -189,11 +189,7 @@ func TestExternalChangeIsShownAndForceDiscardsIt(t *testing.T) {
 
 func TestTwoCLIsRejectingAtOnce(t *testing.T) {
 	s := start(t)
-	var b strings.Builder
-	for i := 0; i < 40; i++ {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	s.write("a.txt", b.String())
+	s.Write("a.txt", numberedLines(40, nil))
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "line 5\n", "new_string": "FIVE\n"}))
 	for _, n := range []int{15, 25, 35} {
 		s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": fmt.Sprintf("line %d\n", n), "new_string": fmt.Sprintf("EDIT %d\n", n), "mcp_conversation_id": conv})
@@ -210,7 +206,7 @@ func TestTwoCLIsRejectingAtOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	got := s.read("a.txt")
+	got := s.Read("a.txt")
 	if strings.Contains(got, "FIVE") || strings.Contains(got, "EDIT 25") || !strings.Contains(got, "EDIT 15") || !strings.Contains(got, "EDIT 35") {
 		t.Fatalf("after two concurrent rejects:\n%s", got)
 	}
@@ -221,13 +217,9 @@ func TestTwoCLIsRejectingAtOnce(t *testing.T) {
 // files: no entry is lost and every file matches its recorded state.
 func TestCLIWhileServerEdits(t *testing.T) {
 	s := start(t)
-	var b strings.Builder
-	for i := 0; i < 200; i++ {
-		fmt.Fprintf(&b, "line %d\n", i)
-	}
-	s.write("a.txt", b.String())
-	s.write("b.txt", b.String())
-	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "line 0\n", "new_string": "first\n"}))
+	s.Write("a.txt", numberedLines(200, nil))
+	s.Write("b.txt", numberedLines(200, nil))
+	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "line 1\n", "new_string": "first\n"}))
 	done := make(chan struct{})
 	calls := 1
 	go func() {
@@ -307,7 +299,7 @@ func TestReadOnlyWorkspace(t *testing.T) {
 	if out, _, code := cliSplit(t, s.dir, "status"); code != 0 || !strings.Contains(out, ids[0][:8]) {
 		t.Fatalf("status on a read-only workspace: %d %q", code, out)
 	}
-	before := s.read("a.txt")
+	before := s.Read("a.txt")
 	_, errOut, code := cliSplit(t, s.dir, "reject", ids[0])
 	if code != 1 || errOut == "" {
 		t.Fatalf("reject on a read-only workspace: %d %q", code, errOut)
@@ -325,8 +317,8 @@ func TestReadOnlyWorkspace(t *testing.T) {
 // one with nothing to do, until --force puts the recorded state back.
 func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
 	s, ids := threeEdits(t)
-	recorded := s.read("a.txt")
-	s.write("a.txt", "by hand\n")
+	recorded := s.Read("a.txt")
+	s.Write("a.txt", "by hand\n")
 	for _, args := range [][]string{{"status"}, {"status", "--json"}, {"status", "--file", "a.txt"}} {
 		out, errOut, code := cliSplit(t, s.dir, args...)
 		if code != 0 || !strings.Contains(errOut, "mcpdiff: warning: a.txt differs from its recorded state") || !strings.Contains(errOut, "mcpdiff accept --force --file a.txt") {
@@ -362,7 +354,7 @@ func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
 // rejects them together; that command works.
 func TestConflictOffersWithLater(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "a\nb\nc\nd\ne\n")
+	s.Write("a.txt", "a\nb\nc\nd\ne\n")
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "b\n", "new_string": "B1\n"}))
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "B1\n", "new_string": "B2\n", "mcp_conversation_id": conv})
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "B2\n", "new_string": "B3\n", "mcp_conversation_id": conv})
@@ -400,7 +392,7 @@ func TestConflictOffersWithLater(t *testing.T) {
 // accepting the edit puts it back.
 func TestRejectLinesOfAnEdit(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
+	s.Write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
 	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
 	id := s.entries()[0]["edit_id"].(string)
 	out, errOut, code := cliSplit(t, s.dir, "reject", "--file", "a.txt", "--lines", "5-6")
@@ -439,7 +431,7 @@ func TestRejectLinesOfAnEdit(t *testing.T) {
 // Neovim's review list.
 func TestChangeBlockOperandsAndReviewRows(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
+	s.Write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
 	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
 	id := s.entries()[0]["edit_id"].(string)
 	if out, errOut, code := cliSplit(t, s.dir, "reject", id[:8]+":2"); code != 0 {

@@ -18,18 +18,14 @@ import (
 // are serialised, and none is reported as a success while being lost.
 func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 	s := start(t)
-	var b strings.Builder
-	for i := 0; i < 20; i++ {
-		fmt.Fprintf(&b, "line %02d\n", i)
-	}
-	s.write("a.txt", b.String())
+	s.Write("a.txt", numberedLines(20, nil))
 	var wg sync.WaitGroup
 	errs := make(chan string, 20)
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			text, isErr := s.call("edit_file", map[string]any{"path": "a.txt", "old_string": fmt.Sprintf("line %02d\n", i), "new_string": fmt.Sprintf("edited %02d\n", i)})
+			text, isErr := s.call("edit_file", map[string]any{"path": "a.txt", "old_string": fmt.Sprintf("line %d\n", i+1), "new_string": fmt.Sprintf("edited %d\n", i+1)})
 			if isErr {
 				errs <- text
 			}
@@ -40,9 +36,9 @@ func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	got := s.read("a.txt")
+	got := s.Read("a.txt")
 	for i := 0; i < 20; i++ {
-		if !strings.Contains(got, fmt.Sprintf("edited %02d\n", i)) {
+		if !strings.Contains(got, fmt.Sprintf("edited %d\n", i+1)) {
 			t.Fatalf("edit %d was lost:\n%s", i, got)
 		}
 	}
@@ -55,7 +51,7 @@ func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 // block other calls.
 func TestSlowCallDoesNotBlockOthers(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "a\n")
+	s.Write("a.txt", "a\n")
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "a", "new_string": "b"}) // creates the store
 	lock := flock.New(filepath.Join(s.dir, ".mcp", "edit_history", "history.lock"))
 	if err := lock.Lock(); err != nil {
@@ -92,7 +88,7 @@ func TestSlowCallDoesNotBlockOthers(t *testing.T) {
 // Pipelined calls sent without waiting (as a client may) are all answered.
 func TestPipelinedCallsAllAnswered(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "x\n")
+	s.Write("a.txt", "x\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup

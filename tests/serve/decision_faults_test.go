@@ -98,6 +98,7 @@ func (r *recorder) remove(conv, rel string) string {
 	return r.change(conv, history.Change{Op: history.Delete, Path: filepath.Join(r.dir, rel), Before: before, BeforeExists: true})
 }
 
+// numberedLines is "line 1\n" to "line n\n", with the lines of edit in place of theirs.
 func numberedLines(n int, edit map[int]string) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {

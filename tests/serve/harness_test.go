@@ -23,6 +23,7 @@ func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
 
 // session is one client connected to one `mcpdiff serve`.
 type session struct {
+	testenv.Dir
 	t      *testing.T
 	c      *client.Client
 	dir    string // the workspace (real path)
@@ -83,7 +84,7 @@ func startWith(t *testing.T, dir string, o options) *session {
 	if _, err := c.Initialize(ctx, req); err != nil {
 		t.Fatalf("initialize: %v\n%s", err, stderr.String())
 	}
-	s := &session{t: t, c: c, dir: dir, stderr: stderr}
+	s := &session{Dir: testenv.Dir{TB: t, Root: dir}, t: t, c: c, dir: dir, stderr: stderr}
 	t.Cleanup(func() { c.Close() })
 	return s
 }
@@ -147,28 +148,16 @@ func (s *session) fails(tool string, args map[string]any, want ...string) string
 	return text
 }
 
-func (s *session) path(rel string) string { return filepath.Join(s.dir, rel) }
-
-func (s *session) write(rel, content string) {
-	s.t.Helper()
-	testenv.WriteFile(s.t, s.path(rel), content)
-}
-
-func (s *session) read(rel string) string {
-	s.t.Helper()
-	return testenv.ReadFile(s.t, s.path(rel))
-}
-
 func (s *session) expect(rel, want string) {
 	s.t.Helper()
-	if got := s.read(rel); got != want {
+	if got := s.Read(rel); got != want {
 		s.t.Fatalf("%s:\n got %q\nwant %q", rel, got, want)
 	}
 }
 
 func (s *session) missing(rel string) {
 	s.t.Helper()
-	if _, err := os.Lstat(s.path(rel)); err == nil {
+	if _, err := os.Lstat(s.Path(rel)); err == nil {
 		s.t.Fatalf("%s exists, want it missing", rel)
 	}
 }

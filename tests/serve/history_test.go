@@ -12,7 +12,7 @@ import (
 // reused; a failed call records nothing.
 func TestEveryChangeIsRecorded(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "one\ntwo\nthree\n")
+	s.Write("a.txt", "one\ntwo\nthree\n")
 	first := s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"})
 	conv := convOf(t, first)
 	if !strings.HasPrefix(conv, "conv_") {
@@ -69,7 +69,7 @@ func TestEveryChangeIsRecorded(t *testing.T) {
 	if idx := entries[11]["tool_call_index"].(float64); idx != 10 {
 		t.Errorf("last tool_call_index = %v, want 10", idx)
 	}
-	if src, _ := entries[10]["source_path"].(string); src != s.path("d.txt") {
+	if src, _ := entries[10]["source_path"].(string); src != s.Path("d.txt") {
 		t.Errorf("move source_path = %v", entries[10]["source_path"])
 	}
 	// The diff of each content change applies back: spot-check one.
@@ -86,7 +86,7 @@ func TestRejectThroughCLIKeepsLaterEdits(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		lines = append(lines, "line "+strings.Repeat("x", i%5)+string(rune('a'+i%26)))
 	}
-	s.write("a.txt", strings.Join(lines, "\n")+"\n")
+	s.Write("a.txt", strings.Join(lines, "\n")+"\n")
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": lines[24], "new_string": "EDIT ONE"}))
 	s.ok("insert_contents", map[string]any{"path": "a.txt", "line": 3, "content": "INSERTED\nTWO LINES", "mcp_conversation_id": conv})
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": lines[9], "new_string": "EDIT THREE", "mcp_conversation_id": conv})
@@ -110,7 +110,7 @@ func TestRejectThroughCLIKeepsLaterEdits(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res["ok"] != true {
 		t.Fatalf("accept back: %d %s", code, out)
 	}
-	if !strings.Contains(s.read("a.txt"), "EDIT ONE") || !strings.Contains(s.read("a.txt"), "EDIT FOUR") {
-		t.Fatalf("after accepting again: %q", s.read("a.txt"))
+	if !strings.Contains(s.Read("a.txt"), "EDIT ONE") || !strings.Contains(s.Read("a.txt"), "EDIT FOUR") {
+		t.Fatalf("after accepting again: %q", s.Read("a.txt"))
 	}
 }

@@ -33,10 +33,10 @@ func unchanged(t *testing.T, s *session, rel, content string) {
 func TestStoreFolderAtFaultIsNamed(t *testing.T) {
 	t.Run("tmp, during an edit", func(t *testing.T) {
 		s := start(t)
-		s.write("big.txt", "a\n")
+		s.Write("big.txt", "a\n")
 		s.ok("edit_file", map[string]any{"path": "big.txt", "old_string": "a", "new_string": "b"})
-		freeze(t, s.path(".mcp/edit_history/tmp"))
-		msg := s.fails("edit_file", map[string]any{"path": "big.txt", "old_string": "b", "new_string": "c"}, s.path(".mcp/edit_history/tmp"))
+		freeze(t, s.Path(".mcp/edit_history/tmp"))
+		msg := s.fails("edit_file", map[string]any{"path": "big.txt", "old_string": "b", "new_string": "c"}, s.Path(".mcp/edit_history/tmp"))
 		if strings.Contains(msg, "read-only") {
 			t.Fatalf("a guess in %q", msg)
 		}
@@ -44,21 +44,21 @@ func TestStoreFolderAtFaultIsNamed(t *testing.T) {
 	})
 	t.Run("the store, during a reject", func(t *testing.T) {
 		s, ids := threeEdits(t)
-		before := s.read("a.txt")
-		freeze(t, s.path(".mcp/edit_history"))
+		before := s.Read("a.txt")
+		freeze(t, s.Path(".mcp/edit_history"))
 		_, errOut, code := cliSplit(t, s.dir, "reject", ids[1])
-		if code != 1 || !strings.Contains(errOut, s.path(".mcp/edit_history/journal")) || !strings.Contains(errOut, "nothing was changed") {
+		if code != 1 || !strings.Contains(errOut, s.Path(".mcp/edit_history/journal")) || !strings.Contains(errOut, "nothing was changed") {
 			t.Fatalf("exit %d: %q", code, errOut)
 		}
 		unchanged(t, s, "a.txt", before)
 	})
 	t.Run("logs, after the files were rebuilt", func(t *testing.T) {
 		s, ids := threeEdits(t)
-		before := s.read("a.txt")
-		freeze(t, s.path(".mcp/edit_history/logs"))
+		before := s.Read("a.txt")
+		freeze(t, s.Path(".mcp/edit_history/logs"))
 		_, errOut, code := cliSplit(t, s.dir, "reject", ids[1])
 		conv := s.entries()[0]["conversation_id"].(string)
-		if code != 1 || !strings.Contains(errOut, s.path(".mcp/edit_history/logs/"+conv+".log")) || !strings.Contains(errOut, "was undone, nothing was changed") {
+		if code != 1 || !strings.Contains(errOut, s.Path(".mcp/edit_history/logs/"+conv+".log")) || !strings.Contains(errOut, "was undone, nothing was changed") {
 			t.Fatalf("exit %d: %q", code, errOut)
 		}
 		unchanged(t, s, "a.txt", before)
@@ -66,11 +66,11 @@ func TestStoreFolderAtFaultIsNamed(t *testing.T) {
 	})
 	t.Run("the user's folder", func(t *testing.T) {
 		s := start(t)
-		s.write("sub/x.txt", "1\n2\n")
-		s.write("y.txt", "y\n")
+		s.Write("sub/x.txt", "1\n2\n")
+		s.Write("y.txt", "y\n")
 		conv := convOf(t, s.ok("edit_file", map[string]any{"path": "y.txt", "old_string": "y", "new_string": "Y"}))
 		s.ok("edit_file", map[string]any{"path": "sub/x.txt", "old_string": "2", "new_string": "two", "mcp_conversation_id": conv})
-		freeze(t, s.path("sub"))
+		freeze(t, s.Path("sub"))
 		_, errOut, code := cliSplit(t, s.dir, "reject", "--conv", conv)
 		if code != 1 || !strings.Contains(errOut, `"sub/x.txt"`) || !strings.Contains(errOut, "was undone, nothing was changed") {
 			t.Fatalf("exit %d: %q", code, errOut)
@@ -84,7 +84,7 @@ func TestStoreFolderAtFaultIsNamed(t *testing.T) {
 func TestLogsFolderSymlinkIsNamed(t *testing.T) {
 	s, ids := threeEdits(t)
 	outside := t.TempDir()
-	logs := s.path(".mcp/edit_history/logs")
+	logs := s.Path(".mcp/edit_history/logs")
 	if err := os.Rename(logs, filepath.Join(outside, "logs")); err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestToolsListedPerToolset(t *testing.T) {
 
 func TestReadTextFileTagsEveryLine(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "function hello() {\r\n  return \"world\";  \r\n}")
+	s.Write("a.txt", "function hello() {\r\n  return \"world\";  \r\n}")
 	out := s.ok("read_text_file", map[string]any{"path": "a.txt"})
 	lines := strings.Split(out, "\n")
 	if len(lines) != 4 {
@@ -74,7 +74,7 @@ func TestReadTextFileTagsEveryLine(t *testing.T) {
 
 func TestEditTextFileByAnchors(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "one\r\ntwo\r\nthree\r\nfour\r\n")
+	s.Write("a.txt", "one\r\ntwo\r\nthree\r\nfour\r\n")
 	read := s.ok("read_text_file", map[string]any{"path": "a.txt"})
 	tag := func(n int) string { return strings.SplitN(strings.Split(read, "\n")[n-1], "|", 2)[0] }
 	hash := strings.TrimPrefix(strings.Split(read, "\n")[4], "file_hash: ")
@@ -97,7 +97,7 @@ func TestEditTextFileByAnchors(t *testing.T) {
 
 func TestEditFile(t *testing.T) {
 	s := start(t)
-	s.write("app.py", "def process(x): return x\ndef process(x): return x * 2\nTODO TODO\n")
+	s.Write("app.py", "def process(x): return x\ndef process(x): return x * 2\nTODO TODO\n")
 	s.fails("edit_file", map[string]any{"path": "app.py", "old_string": "nothing here", "new_string": "x"}, "not found")
 	s.fails("edit_file", map[string]any{"path": "app.py", "old_string": "def process(x): return x", "new_string": "y"}, "appears 2 times")
 	dry := s.ok("edit_file", map[string]any{"path": "app.py", "old_string": "TODO", "new_string": "DONE", "replace_all": true, "dry_run": true})
@@ -123,8 +123,8 @@ func TestByteFidelity(t *testing.T) {
 		"trailing.txt": "a  \nb\t\nc\n",
 	}
 	for name, content := range cases {
-		s.write(name, content)
-		if err := os.Chmod(s.path(name), 0o640); err != nil {
+		s.Write(name, content)
+		if err := os.Chmod(s.Path(name), 0o640); err != nil {
 			t.Fatal(err)
 		}
 		s.ok("edit_file", map[string]any{"path": name, "old_string": "b", "new_string": "B\nB2"})
@@ -132,11 +132,11 @@ func TestByteFidelity(t *testing.T) {
 		if strings.Count(content, "\r\n") > strings.Count(content, "\n")/2 { // new line breaks follow the dominant ending
 			want = strings.Replace(content, "b", "B\r\nB2", 1)
 		}
-		got := s.read(name)
+		got := s.Read(name)
 		if got != want {
 			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
 		}
-		if fi, _ := os.Stat(s.path(name)); fi.Mode().Perm() != 0o640 {
+		if fi, _ := os.Stat(s.Path(name)); fi.Mode().Perm() != 0o640 {
 			t.Errorf("%s: mode %v, want 0640", name, fi.Mode().Perm())
 		}
 	}
@@ -149,11 +149,11 @@ func TestCreateWriteMoveDelete(t *testing.T) {
 	s.expect("sub/dir/new.txt", "hello\n")
 	s.fails("create_file", map[string]any{"path": "sub/dir/new.txt", "content": "again", "mcp_conversation_id": conv}, "already exists")
 
-	s.write("crlf.txt", "\xef\xbb\xbfold\r\nlines\r\n")
+	s.Write("crlf.txt", "\xef\xbb\xbfold\r\nlines\r\n")
 	s.ok("write_file", map[string]any{"path": "crlf.txt", "content": "new\ncontent\n", "mcp_conversation_id": conv})
 	s.expect("crlf.txt", "\xef\xbb\xbfnew\r\ncontent\r\n")
 
-	s.write("taken.txt", "mine\n")
+	s.Write("taken.txt", "mine\n")
 	s.fails("move_file", map[string]any{"source": "sub/dir/new.txt", "destination": "taken.txt", "mcp_conversation_id": conv}, "already exists")
 	s.expect("taken.txt", "mine\n")
 	s.ok("move_file", map[string]any{"source": "sub/dir/new.txt", "destination": "moved/here.txt", "mcp_conversation_id": conv})
@@ -169,7 +169,7 @@ func TestCreateWriteMoveDelete(t *testing.T) {
 
 func TestEditFileDiff(t *testing.T) {
 	s := start(t)
-	s.write("a.txt", "one\r\ntwo\r\nthree\r\nfour\r\n")
+	s.Write("a.txt", "one\r\ntwo\r\nthree\r\nfour\r\n")
 	diff := "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
 	s.ok("edit_file_diff", map[string]any{"path": "a.txt", "diff": diff})
 	s.expect("a.txt", "one\r\nTWO\r\nthree\r\nfour\r\n")
@@ -180,7 +180,7 @@ func TestEditFileDiff(t *testing.T) {
 
 func TestBatchTools(t *testing.T) {
 	s := start(t)
-	s.write("src/main.js", "a\nb\nc\nd\ne\n")
+	s.Write("src/main.js", "a\nb\nc\nd\ne\n")
 	s.ok("set_workspace", map[string]any{"path": "src"})
 	s.fails("set_workspace", map[string]any{"path": "/"}, "outside")
 

@@ -30,15 +30,7 @@ type editor struct {
 }
 
 func isolatedEnv(home string) []string {
-	return []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude"),
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local/share"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local/state"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-	}
+	return testenv.Env(append(testenv.HomeVars(home), "CLAUDE_CONFIG_DIR="+filepath.Join(home, "claude"))...)
 }
 
 // startEditor starts it with the diff layout given ("vertical", "inline").
