@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // BenchmarkRecordingOverhead is what the edit history costs per edit: the same
@@ -29,8 +29,10 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 		reps int
 		file func() (head, tail string)
 	}{
-		{"1000-lines", 50, func() (string, string) { return benchCode(500), benchCode(499) }},
-		{"1MB", 20, func() (string, string) { return benchCodeBytes(1<<19, 0), benchCodeBytes(1<<19, 1<<20) }},
+		{"1000-lines", 50, func() (string, string) { return string(testenv.CodeLines(500)), string(testenv.CodeLines(499)) }},
+		{"1MB", 20, func() (string, string) {
+			return string(testenv.CodeBytes(1<<19, 0)), string(testenv.CodeBytes(1<<19, 1<<20))
+		}},
 	} {
 		b.Run(size.name, func(b *testing.B) {
 			head, tail := size.file()
@@ -159,34 +161,6 @@ func medianOf(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// benchBlock is ordinary Go-like code, numbered so most lines are unique.
-const benchBlock = `func handler%[1]d(ctx context.Context, req *Request) (*Response, error) {
-	value, err := store.Load(ctx, "key-%[1]d")
-	if err != nil {
-		return nil, fmt.Errorf("handler %[1]d: %%w", err)
-	}
-	total += value.Size * %[1]d // keep the running sum
-	return &Response{ID: %[1]d, Value: value}, nil
-}
-
-`
-
-// benchCode returns n lines of code.
-func benchCode(n int) string {
-	lines := strings.SplitAfter(benchCodeBytes(n*len(benchBlock)/8, 0), "\n")
-	return strings.Join(lines[:n], "")
-}
-
-// benchCodeBytes returns whole blocks of code, at least size bytes, numbered from
-// block from on.
-func benchCodeBytes(size, from int) string {
-	var sb strings.Builder
-	for i := from; sb.Len() < size; i++ {
-		fmt.Fprintf(&sb, benchBlock, i)
-	}
-	return sb.String()
 }
 
 // benchTarget is the edited line at version k.

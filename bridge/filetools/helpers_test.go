@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // testClient is an in-process MCP client of a Server, as the agent sees it.
@@ -104,17 +103,6 @@ func (c *testClient) fails(tool string, args map[string]any, want ...string) str
 	return text
 }
 
-// tempRoot is a fresh folder with symlinks resolved (macOS /var → /private/var),
-// so paths compare equal to the ones the server reports.
-func tempRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func writeFile(t *testing.T, path, content string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -149,25 +137,6 @@ func expectMissing(t *testing.T, path string) {
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
 		t.Errorf("%s exists (err %v), want it gone", path, err)
 	}
-}
-
-// entries lists what root's edit history recorded.
-func entries(t *testing.T, root string) []*history.Entry {
-	t.Helper()
-	r, err := workspace.OpenRoot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	store, err := history.Open(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := store.List(history.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l.Entries
 }
 
 // sabotaged are the files of a commit with a sabotage after their Stage or Apply:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -15,7 +16,7 @@ import (
 // file between staging and commit) leaves every file as it was, removes what it
 // created, and records nothing; the same call then succeeds and is recorded.
 func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	a, created, b := filepath.Join(root, "a.txt"), filepath.Join(root, "new", "deep", "c.txt"), filepath.Join(root, "sub", "b.txt")
 	writeFile(t, a, "A\n", 0o640)
 	writeFile(t, b, "B\n", 0o600)
@@ -42,7 +43,7 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectFile(t, b, "B\n", 0o600)
-	if got := entries(t, root); len(got) != 0 {
+	if got := testenv.Entries(t, root); len(got) != 0 {
 		t.Fatalf("a call that was undone left %d history entries: %+v", len(got), got[0])
 	}
 
@@ -51,7 +52,7 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 	expectFile(t, a, "A2\n", 0o640)
 	expectFile(t, b, "B2\n", 0o600)
 	expectFile(t, created, "C\n", 0o644&^umask(t))
-	got := entries(t, root)
+	got := testenv.Entries(t, root)
 	if len(got) != 3 {
 		t.Fatalf("%d entries after the call that succeeded, want 3", len(got))
 	}
@@ -66,7 +67,7 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 // (content and mode), a move (back to its name, its new folders removed), a delete
 // (recreated with its mode, past the umask) and a create.
 func TestApplyUndoesEveryKindOfChange(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	p := func(rel string) string { return filepath.Join(root, rel) }
 	writeFile(t, p("edited.txt"), "old\n", os.ModeSetuid|0o750) // a write drops setuid: the undo puts it back
 	writeFile(t, p("moved.txt"), "moving\n", 0o640)
@@ -115,7 +116,7 @@ func TestApplyUndoesEveryKindOfChange(t *testing.T) {
 
 // When the undo itself fails, the error names the file that could not be put back.
 func TestFailedUndoNamesTheFileLeftChanged(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	a, b := filepath.Join(root, "d", "a.txt"), filepath.Join(root, "b.txt")
 	writeFile(t, a, "A\n", 0o644)
 	writeFile(t, b, "B\n", 0o644)
@@ -140,7 +141,7 @@ func TestFailedUndoNamesTheFileLeftChanged(t *testing.T) {
 // A call spanning two roots (two history stores) is undone in both, and neither
 // store keeps an entry of it.
 func TestCallAcrossRootsIsUndoneInBoth(t *testing.T) {
-	one, two := tempRoot(t), tempRoot(t)
+	one, two := testenv.TempDir(t), testenv.TempDir(t)
 	if one > two {
 		one, two = two, one // the stores are locked, and written, in path order
 	}
@@ -154,7 +155,7 @@ func TestCallAcrossRootsIsUndoneInBoth(t *testing.T) {
 	expectFile(t, a, "A\n", 0o644)
 	expectFile(t, b, "B\n", 0o644)
 	for _, root := range []string{one, two} {
-		if got := entries(t, root); len(got) != 0 {
+		if got := testenv.Entries(t, root); len(got) != 0 {
 			t.Errorf("%s: %d history entries after an undone call", root, len(got))
 		}
 	}
@@ -164,7 +165,7 @@ func TestCallAcrossRootsIsUndoneInBoth(t *testing.T) {
 	expectFile(t, a, "X\n", 0o644)
 	expectFile(t, b, "X\n", 0o644)
 	for _, root := range []string{one, two} {
-		if got := entries(t, root); len(got) != 1 || got[0].Status != history.Pending {
+		if got := testenv.Entries(t, root); len(got) != 1 || got[0].Status != history.Pending {
 			t.Errorf("%s: %d history entries, want 1 pending", root, len(got))
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // rootsList answers roots/list with fixed folders.
@@ -31,7 +33,7 @@ func (r rootsList) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRo
 
 // The client's first root is the base for relative paths, whatever the names sort to.
 func TestClientRootsKeepTheClientsOrder(t *testing.T) {
-	parent := tempRoot(t)
+	parent := testenv.TempDir(t)
 	first, second := filepath.Join(parent, "zz-first"), filepath.Join(parent, "aa-second")
 	writeFile(t, filepath.Join(first, "x.txt"), "first\n", 0o644)
 	writeFile(t, filepath.Join(second, "x.txt"), "second\n", 0o644)
@@ -64,7 +66,7 @@ func (r silentRoots) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.List
 // directory as its root once rootsTimeout passes, and the server warns about it.
 // Over stdio, as a real client: the server waits for an answer on the wire.
 func TestRootsListWithoutAnswerFallsBackToTheWorkingDirectory(t *testing.T) {
-	cwd := tempRoot(t)
+	cwd := testenv.TempDir(t)
 	writeFile(t, filepath.Join(cwd, "here.txt"), "here\n", 0o644)
 	t.Chdir(cwd)
 	old := rootsTimeout

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // anchors maps each line text a result showed to its "N:hh" anchor.
@@ -33,7 +34,7 @@ func tenLines() string {
 // added newer versions: its anchors are relocated where their line moved, and
 // refused as stale where their line changed.
 func TestReadAnchorsOutliveTwoEdits(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	path := filepath.Join(root, "a.txt")
 	writeFile(t, path, tenLines(), 0o644)
 	c := serve(t, Config{Roots: []string{root}})
@@ -72,7 +73,7 @@ func TestReadAnchorsOutliveTwoEdits(t *testing.T) {
 // end_line past the end of the file reads to the last line; start_line past it is
 // still an error, and so is read_files' line_range past it (the toolkit's error).
 func TestReadTextFileClampsEndLine(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	writeFile(t, filepath.Join(root, "a.txt"), tenLines(), 0o644)
 	writeFile(t, filepath.Join(root, "empty.txt"), "", 0o644)
 	c := serve(t, Config{Roots: []string{root}})
@@ -91,7 +92,7 @@ func TestReadTextFileClampsEndLine(t *testing.T) {
 // write_file with what the file already holds (here LF text over a CRLF file, which
 // write_file turns into the same CRLF bytes) rewrites nothing and records nothing.
 func TestWriteFileWithTheSameContentChangesNothing(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	path := filepath.Join(root, "a.txt")
 	writeFile(t, path, "one\r\ntwo\r\n", 0o640)
 	before, err := os.Stat(path)
@@ -111,13 +112,13 @@ func TestWriteFileWithTheSameContentChangesNothing(t *testing.T) {
 		t.Error("the file was rewritten")
 	}
 	expectFile(t, path, "one\r\ntwo\r\n", 0o640)
-	if got := entries(t, root); len(got) != 0 {
+	if got := testenv.Entries(t, root); len(got) != 0 {
 		t.Fatalf("%d history entries for a write that changed nothing", len(got))
 	}
 
 	c.ok("write_file", map[string]any{"path": "a.txt", "content": "one\nthree\n", "mcp_conversation_id": "conv_same"})
 	expectFile(t, path, "one\r\nthree\r\n", 0o640)
-	if got := entries(t, root); len(got) != 1 {
+	if got := testenv.Entries(t, root); len(got) != 1 {
 		t.Fatalf("%d history entries after a real write, want 1", len(got))
 	}
 }
@@ -125,7 +126,7 @@ func TestWriteFileWithTheSameContentChangesNothing(t *testing.T) {
 // Arguments that do not fit the schema are refused with what is wrong, what the
 // argument is for, and what to do; the handler never runs.
 func TestArgumentErrorsSayWhatToFix(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	writeFile(t, filepath.Join(root, "a.txt"), "one\n", 0o644)
 	c := serve(t, Config{Roots: []string{root}})
 	c.fails("edit_file", map[string]any{"file_path": "a.txt", "old_string": "one", "new_string": "two"},
@@ -147,7 +148,7 @@ func TestArgumentErrorsSayWhatToFix(t *testing.T) {
 // One call naming a file twice (directly, as ./name, or through a symlink) would
 // compute both changes from the same original and lose one: it is refused.
 func TestOneFileNamedTwiceIsRefused(t *testing.T) {
-	root := tempRoot(t)
+	root := testenv.TempDir(t)
 	writeFile(t, filepath.Join(root, "a.txt"), "one\n", 0o644)
 	if err := os.Symlink("a.txt", filepath.Join(root, "link.txt")); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // lockFileContent is what the CLI reads from <dir>/<port>.lock. Field order and
@@ -90,19 +92,8 @@ func writeLockFile(path string, content lockFileContent) error {
 	if err != nil {
 		return fmt.Errorf("ide: encode lock file: %w", err)
 	}
-	// O_EXCL refuses to follow a file or symlink planted under the temp name.
 	tmp := fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), time.Now().UnixNano())
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("ide: create lock file: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
+	err = workspace.WriteNew(tmp, data, 0o600)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}

@@ -7,15 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // BenchmarkEdit is the work of the two hooks of one Edit of a 1,000-line file, in
 // process (tests/bench/hooks times the whole processes).
 func BenchmarkEdit(b *testing.B) {
-	ws, err := filepath.EvalSymlinks(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := testenv.TempDir(b)
 	path := filepath.Join(ws, "big.go")
 	var lines []string
 	for i := range 1000 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // FuzzSettingsTree: any JSON the tree reads, it writes back as the same value, and
@@ -38,10 +39,7 @@ func FuzzSettingsTree(f *testing.F) {
 // FuzzHandle: whatever arrives on stdin, the hook never exits 2 (that would block
 // Claude Code's tool) and never panics.
 func FuzzHandle(f *testing.F) {
-	dir, err := filepath.EvalSymlinks(f.TempDir())
-	if err != nil {
-		f.Fatal(err)
-	}
+	dir := testenv.TempDir(f)
 	for _, name := range []string{"02-PreToolUse.json", "03-PostToolUse.json", "15-UserPromptSubmit.json"} {
 		data, err := readFixture(name)
 		if err != nil {

@@ -2,8 +2,6 @@ package claudehooks
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +13,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -31,10 +30,7 @@ const fixtureDir = "testdata/session"
 // workspaceDir makes a workspace with the session's first files.
 func workspaceDir(t *testing.T) string {
 	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testenv.TempDir(t)
 	names, _ := os.ReadDir(filepath.Join(fixtureDir, "initial"))
 	for _, n := range names {
 		data, err := os.ReadFile(filepath.Join(fixtureDir, "initial", n.Name()))
@@ -101,29 +97,6 @@ func handle(t *testing.T, input string, o Options) Result {
 	return Handle(ctx, strings.NewReader(input), o)
 }
 
-func entries(t *testing.T, ws string) []*history.Entry {
-	t.Helper()
-	root, err := workspace.OpenRoot(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	s, err := history.OpenExisting(root)
-	if err != nil {
-		t.Fatalf("no edit history in %s: %v", ws, err)
-	}
-	l, err := s.List(history.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l.Entries
-}
-
-func sum(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
-
 func hashOrNone(p *string) string {
 	if p == nil {
 		return "none"
@@ -185,7 +158,7 @@ func TestRecordedSession(t *testing.T) {
 		{"sub/dir/new.txt", "create", "Write", "", "deep\n", 5},
 		{"b.txt", "edit", "Edit", initial["b.txt"], "alpha\nBETA\n", 0},
 	}
-	got := entries(t, ws)
+	got := testenv.Entries(t, ws)
 	if len(got) != len(wants) {
 		for _, e := range got {
 			t.Logf("entry: %s %s %s", e.Operation, e.FilePath, e.ToolName)
@@ -196,11 +169,11 @@ func TestRecordedSession(t *testing.T) {
 		e := got[i]
 		beforeHash := "none"
 		if w.op != "create" {
-			beforeHash = sum(w.before)
+			beforeHash = testenv.SHA256(w.before)
 		}
 		if e.FilePath != filepath.Join(ws, w.file) || string(e.Operation) != w.op || e.ToolName != w.tool ||
 			e.Source != "claude-code" || e.Status != history.Pending || e.ToolCallIndex != w.index ||
-			hashOrNone(e.HashBefore) != beforeHash || hashOrNone(e.HashAfter) != sum(w.after) {
+			hashOrNone(e.HashBefore) != beforeHash || hashOrNone(e.HashAfter) != testenv.SHA256(w.after) {
 			t.Errorf("entry %d = %s %s %s %s %s index %d; want %+v", i, e.Operation, e.FilePath, e.ToolName, e.Source, e.Status, e.ToolCallIndex, w)
 		}
 	}
@@ -251,7 +224,7 @@ func TestStagedWriteIsNotRecorded(t *testing.T) {
 	if r.Code != 0 || r.Message != "" {
 		t.Fatalf("staged: exit %d %q", r.Code, r.Message)
 	}
-	if got := entries(t, ws); len(got) != 0 {
+	if got := testenv.Entries(t, ws); len(got) != 0 {
 		t.Fatalf("a staged write (the file was not written) was recorded: %v", got)
 	}
 	if left, _ := os.ReadDir(filepath.Join(ws, ".mcp", "edit_history", "hooks")); len(left) != 0 {
@@ -273,7 +246,7 @@ func TestPostWithoutPre(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Message, "a.txt was written but not recorded") || !strings.Contains(r.Message, "PreToolUse") {
 		t.Fatalf("an edit without PreToolUse: exit %d %q; want 1 and why", r.Code, r.Message)
 	}
-	got := entries(t, ws)
+	got := testenv.Entries(t, ws)
 	if len(got) != 1 || got[0].FilePath != created || got[0].Operation != history.Create {
 		t.Fatalf("entries %v; want only the create", got)
 	}
@@ -374,7 +347,7 @@ func TestNotRecordable(t *testing.T) {
 			}
 		})
 	}
-	if got := entries(t, ws); len(got) != 0 {
+	if got := testenv.Entries(t, ws); len(got) != 0 {
 		t.Fatalf("%d entries recorded, want none", len(got))
 	}
 	if left, _ := os.ReadDir(filepath.Join(ws, ".mcp", "edit_history", "hooks")); len(left) != 0 {
@@ -400,9 +373,9 @@ func TestExternalChangeBetweenWrites(t *testing.T) {
 	edit("t1", "one\nTWO\nthree\n")
 	write(t, path, "one\nTWO\nthree\nmine\n") // the user, in another editor
 	edit("t2", "ONE\nTWO\nthree\nmine\n")
-	got := entries(t, ws)
+	got := testenv.Entries(t, ws)
 	if len(got) != 3 || got[1].Source != history.SourceExternal || got[1].Status != history.Accepted ||
-		hashOrNone(got[2].HashBefore) != sum("one\nTWO\nthree\nmine\n") {
+		hashOrNone(got[2].HashBefore) != testenv.SHA256("one\nTWO\nthree\nmine\n") {
 		for _, e := range got {
 			t.Logf("%s %s %s", e.Source, e.Operation, e.Status)
 		}

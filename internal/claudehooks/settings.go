@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Scopes of Claude Code's settings files, in the order Claude Code reads them.
@@ -259,7 +261,7 @@ func (f *settingsFile) write() (bool, error) {
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	tmp := filepath.Join(dir, "."+filepath.Base(f.path)+".mcpdiff-"+hex.EncodeToString(r[:]))
-	err := writeNew(tmp, data, mode)
+	err := workspace.WriteNew(tmp, data, mode)
 	if err == nil {
 		if now, rerr := os.ReadFile(f.path); (rerr == nil) != f.exists || !bytes.Equal(now, f.data) {
 			err = fmt.Errorf("it changed while mcpdiff was updating it; run this again")
@@ -273,24 +275,6 @@ func (f *settingsFile) write() (bool, error) {
 		return false, fmt.Errorf("write %s: %w (nothing was changed)", f.path, err)
 	}
 	return true, nil
-}
-
-func writeNew(path string, data []byte, mode fs.FileMode) error {
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = file.Write(data)
-	if err == nil {
-		err = file.Sync()
-	}
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(path, mode) // not narrowed by the umask: the file keeps its mode
-	}
-	return err
 }
 
 // ScopeStatus says whether one settings file has the hooks.

@@ -9,18 +9,10 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 func TestRowsPerConversationThenEdit(t *testing.T) {
-	root, err := workspace.OpenRoot(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := history.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, store := testenv.CreateStore(t, t.TempDir())
 	record := func(conv, rel, before, after string) string {
 		t.Helper()
 		abs := filepath.Join(root.Path(), rel)

@@ -59,3 +59,14 @@ func (d Dir) Read(rel string) string {
 	d.TB.Helper()
 	return ReadFile(d.TB, d.Path(rel))
 }
+
+// TempDir is a fresh folder removed when the test ends, by its real path: the
+// history and the lock files record real paths, and /tmp may be a link.
+func TempDir(tb testing.TB) string {
+	tb.Helper()
+	dir, err := filepath.EvalSymlinks(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,6 +53,22 @@ func Transaction(root *workspace.Root, ch history.Change) *workspace.Tx {
 	return tx
 }
 
+// CreateStore opens the workspace dir and its edit history, made when there is none;
+// the root is closed when the test ends.
+func CreateStore(tb testing.TB, dir string) (*workspace.Root, *history.Store) {
+	tb.Helper()
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { root.Close() })
+	store, err := history.Open(root)
+	if err != nil {
+		tb.Fatalf("open the edit history of %s: %v", dir, err)
+	}
+	return root, store
+}
+
 // OpenStore opens the existing edit history of the workspace dir, or fails the test;
 // its root is closed when the test ends.
 func OpenStore(tb testing.TB, dir string) *history.Store {
@@ -65,4 +83,18 @@ func OpenStore(tb testing.TB, dir string) *history.Store {
 		tb.Fatalf("open the edit history of %s: %v", dir, err)
 	}
 	return store
+}
+
+// Entries is what the edit history of the workspace dir records, in order; nil when
+// dir has no history.
+func Entries(tb testing.TB, dir string) []*history.Entry {
+	tb.Helper()
+	if _, err := os.Stat(filepath.Join(dir, history.Dir)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	l, err := OpenStore(tb, dir).List(history.Filter{})
+	if err != nil {
+		tb.Fatalf("list the edit history of %s: %v", dir, err)
+	}
+	return l.Entries
 }

@@ -70,7 +70,7 @@ func WriteStore(ws string, convs, perConv int) ([]string, error) {
 			if seq%10 == 0 {
 				status = history.Pending
 			}
-			hb, ha := hash(before), hash(after)
+			hb, ha := SHA256(before), SHA256(after)
 			e := history.Entry{
 				EditID: id, ConversationID: conv, ToolCallIndex: i, Seq: seq,
 				Timestamp: start.Add(time.Duration(seq) * time.Second).Format("2006-01-02T15:04:05.000Z"),
@@ -104,7 +104,8 @@ func WriteStore(ws string, convs, perConv int) ([]string, error) {
 	return ids, nil
 }
 
-func hash(b []byte) string {
-	sum := sha256.Sum256(b)
+// SHA256 is the hex SHA-256 of s, as the history writes hashes.
+func SHA256[T string | []byte](s T) string {
+	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }

@@ -36,7 +36,13 @@ func RepoRoot() string {
 // Eventually polls cond until it holds, failing the test after WaitLimit.
 func Eventually(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(WaitLimit)
+	EventuallyWithin(tb, WaitLimit, what, cond)
+}
+
+// EventuallyWithin polls cond until it holds, failing the test after limit.
+func EventuallyWithin(tb testing.TB, limit time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s", what)

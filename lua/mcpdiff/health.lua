@@ -44,27 +44,25 @@ end
 -- check_files runs `mcpdiff status` in the workspace: it completes a decision an
 -- interrupted command left, counts the pending edits, and warns about each file that
 -- differs from its history.
-local function check_files(bin, workspace, ok, warn, err)
-  local stdout, stderr = {}, {}
-  local job = vim.fn.jobstart({ bin, "status", "--json", "--workspace", workspace }, {
-    stdout_buffered = true,
-    stderr_buffered = true,
-    on_stdout = function(_, data)
-      stdout = data
-    end,
-    on_stderr = function(_, data)
-      stderr = data
-    end,
-  })
-  local code = job > 0 and vim.fn.jobwait({ job }, 10000)[1] or -1
-  local decoded, entries = pcall(vim.fn.json_decode, table.concat(stdout, "\n"))
+local function check_files(workspace, ok, warn, err)
+  local history = require("mcpdiff.history")
+  local code, stdout, stderr = -1, "", "no answer within 10 s"
+  local job = history.run(
+    { "status", "--json", "--workspace", workspace },
+    nil,
+    function(c, out, errs)
+      code, stdout, stderr = c, out, errs
+    end
+  )
+  if job then
+    vim.wait(10000, function()
+      return code ~= -1
+    end)
+  end
+  local decoded, entries = pcall(vim.fn.json_decode, stdout)
   if code ~= 0 or not decoded or type(entries) ~= "table" then
     err(
-      ("`mcpdiff status` in %s failed (exit %d): %s"):format(
-        workspace,
-        code,
-        vim.trim(table.concat(stderr, "\n"))
-      ),
+      ("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, stderr),
       { "Run `mcpdiff status --workspace " .. workspace .. "` in a shell and fix what it names" }
     )
     return
@@ -81,7 +79,7 @@ local function check_files(bin, workspace, ok, warn, err)
       pending
     )
   )
-  local warnings = require("mcpdiff.history").warnings(table.concat(stderr, "\n"))
+  local warnings = history.warnings(stderr)
   for _, w in ipairs(warnings) do
     warn(w)
   end
@@ -254,7 +252,7 @@ function M.check()
       info("store " .. store .. " has no FORMAT file yet (written by the first recorded edit)")
     end
     if bin then
-      check_files(bin, vim.fn.fnamemodify(store, ":h:h:h"), ok, warn, err)
+      check_files(vim.fn.fnamemodify(store, ":h:h:h"), ok, warn, err)
     end
   end
 

@@ -10,6 +10,14 @@ local function file_buffer(path)
   return require("mcpdiff.diff").file_buffer(path)
 end
 
+-- loaded_buffer is path's buffer when it is loaded, else nil.
+local function loaded_buffer(path)
+  local buf = file_buffer(path)
+  if buf and api.nvim_buf_is_loaded(buf) then
+    return buf
+  end
+end
+
 local function language_id(buf)
   local ft = vim.bo[buf].filetype
   return ft ~= "" and ft or "plaintext"
@@ -49,8 +57,8 @@ end
 function M.open_file(args)
   local path = args.filePath
   if args.makeFrontmost == false then
-    local buf = file_buffer(path)
-    if buf and api.nvim_buf_is_loaded(buf) then
+    local buf = loaded_buffer(path)
+    if buf then
       return { languageId = language_id(buf), lineCount = api.nvim_buf_line_count(buf) }
     end
     local ft = nil
@@ -149,8 +157,8 @@ end
 -- diagnostics.
 function M.diagnostics(path)
   if path then
-    local buf = file_buffer(path)
-    if not buf or not api.nvim_buf_is_loaded(buf) then
+    local buf = loaded_buffer(path)
+    if not buf then
       return { not_open = true }
     end
     return { files = { { path = path, diagnostics = diagnostics_of(buf) } } }
@@ -212,8 +220,8 @@ end
 
 -- document implements checkDocumentDirty's lookup.
 function M.document(path)
-  local buf = file_buffer(path)
-  if not buf or not api.nvim_buf_is_loaded(buf) then
+  local buf = loaded_buffer(path)
+  if not buf then
     return { open = false }
   end
   return { open = true, dirty = vim.bo[buf].modified, untitled = api.nvim_buf_get_name(buf) == "" }
@@ -221,8 +229,8 @@ end
 
 -- save implements saveDocument: :write in the file's buffer.
 function M.save(path)
-  local buf = file_buffer(path)
-  if not buf or not api.nvim_buf_is_loaded(buf) then
+  local buf = loaded_buffer(path)
+  if not buf then
     return { open = false }
   end
   local ok, err = pcall(api.nvim_buf_call, buf, function()

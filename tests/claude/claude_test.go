@@ -251,10 +251,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testenv.TempDir(t)
 	w := &world{t: t, home: filepath.Join(base, "home"), config: filepath.Join(base, "claude"), ws: filepath.Join(base, "project")}
 	for _, d := range []string{w.home, w.config, w.ws} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -1,8 +1,6 @@
 package claude
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // Claude Code's own edits, recorded through its hooks (`mcpdiff hook`), with the real
@@ -32,16 +31,7 @@ func (w *world) cli(args ...string) (string, string, int) {
 	cmd := exec.Command(binPath, args...)
 	cmd.Dir = w.ws
 	cmd.Env = w.env()
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
+	return testenv.Run(w.t, cmd)
 }
 
 // logEntry is an entry of `mcpdiff status --json`.
@@ -66,11 +56,6 @@ func (w *world) status() []logEntry {
 		w.t.Fatalf("mcpdiff status --json: exit %d %q %q", code, out, errOut)
 	}
 	return entries
-}
-
-func sha(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
 }
 
 func deref(p *string) string {
@@ -117,10 +102,10 @@ func checkTwoPrompts(t *testing.T, w *world) {
 	entries := w.status()
 	type want struct{ file, op, tool, before, after string }
 	wants := []want{
-		{"a.txt", "edit", "Edit", sha("one\ntwo\nthree\nfour\n"), sha("one\nTWO\nthree\nfour\n")},
-		{"a.txt", "edit", "Edit", sha("one\nTWO\nthree\nfour\n"), sha("one\nTWO\nthree\nFOUR\n")},
-		{"c.txt", "create", "Write", "none", sha("created\n")},
-		{"b.txt", "edit", "Edit", sha("alpha\nbeta\n"), sha("alpha\nBETA\n")},
+		{"a.txt", "edit", "Edit", testenv.SHA256("one\ntwo\nthree\nfour\n"), testenv.SHA256("one\nTWO\nthree\nfour\n")},
+		{"a.txt", "edit", "Edit", testenv.SHA256("one\nTWO\nthree\nfour\n"), testenv.SHA256("one\nTWO\nthree\nFOUR\n")},
+		{"c.txt", "create", "Write", "none", testenv.SHA256("created\n")},
+		{"b.txt", "edit", "Edit", testenv.SHA256("alpha\nbeta\n"), testenv.SHA256("alpha\nBETA\n")},
 	}
 	if len(entries) != len(wants) {
 		t.Fatalf("%d entries, want %d: %+v", len(entries), len(wants), entries)
@@ -263,7 +248,7 @@ func TestRealClaudeCodeInNeovimTerminal(t *testing.T) {
 				t.Fatalf("b.txt (unsaved changes in Neovim) was written, or the model was not told: %q", got)
 			}
 			entries := w.status()
-			if len(entries) != 1 || entries[0].FilePath != a || entries[0].Source != "claude-code" || deref(entries[0].HashAfter) != sha("one\nTWO\n") {
+			if len(entries) != 1 || entries[0].FilePath != a || entries[0].Source != "claude-code" || deref(entries[0].HashAfter) != testenv.SHA256("one\nTWO\n") {
 				t.Fatalf("entries %+v; want the edit of a.txt", entries)
 			}
 		})

@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -10,11 +9,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // cursorEntry is one server of Cursor's mcp.json, as Cursor's documentation has it:
@@ -151,23 +151,7 @@ func startHTTPServer(t *testing.T, p *project, token string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	found := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`serving MCP on http://(127\.0\.0\.1:\d+)/mcp`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case addr := <-found:
-		return addr
-	case <-time.After(cliTimeout):
-		t.Fatal("mcpdiff serve --http did not say where it listens")
-	}
-	return ""
+	return testenv.FirstMatch(t, stderr, regexp.MustCompile(`serving MCP on http://(127\.0\.0\.1:\d+)/mcp`))
 }
 
 // lookPath finds an executable in the given PATH, as Cursor finds `command`.

@@ -6,9 +6,6 @@
 package hooks
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -33,10 +30,7 @@ type ws struct {
 
 func newWS(t *testing.T) *ws {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testenv.TempDir(t)
 	w := &ws{t: t, dir: filepath.Join(base, "project")}
 	w.Dir = testenv.Dir{TB: t, Root: w.dir}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -65,7 +59,7 @@ func (w *ws) event(name, session, prompt, toolUseID, rel string) string {
 func (w *ws) hook(input string, env ...string) (stdout, stderr string, code int) {
 	cmd := w.command(env, "hook")
 	cmd.Stdin = strings.NewReader(input)
-	return run(w.t, cmd)
+	return testenv.Run(w.t, cmd)
 }
 
 func (w *ws) command(env []string, args ...string) *exec.Cmd {
@@ -73,20 +67,6 @@ func (w *ws) command(env []string, args ...string) *exec.Cmd {
 	cmd.Dir = w.dir
 	cmd.Env = append(append([]string{}, w.env...), env...)
 	return cmd
-}
-
-func run(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if exit, ok := err.(*exec.ExitError); ok {
-		return out.String(), errOut.String(), exit.ExitCode()
-	}
-	if err != nil {
-		t.Fatalf("run %v: %v", cmd.Args, err)
-	}
-	return out.String(), errOut.String(), 0
 }
 
 // edit runs one Edit as Claude Code does: PreToolUse, the write, PostToolUse.
@@ -110,14 +90,5 @@ func (w *ws) store() *history.Store {
 
 func (w *ws) entries() []*history.Entry {
 	w.t.Helper()
-	l, err := w.store().List(history.Filter{})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return l.Entries
-}
-
-func sum(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
+	return testenv.Entries(w.t, w.dir)
 }

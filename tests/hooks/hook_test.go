@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // TestConcurrentHookProcesses: Claude Code runs subagents in parallel, each tool call
@@ -43,10 +44,10 @@ func TestConcurrentHookProcesses(t *testing.T) {
 	byConv := map[string][]*history.Entry{}
 	for _, e := range w.entries() {
 		byConv[e.ConversationID] = append(byConv[e.ConversationID], e)
-		if want := sum(w.Read(w.rel(e.FilePath))); e.HashAfter == nil || *e.HashAfter != want {
+		if want := testenv.SHA256(w.Read(w.rel(e.FilePath))); e.HashAfter == nil || *e.HashAfter != want {
 			t.Errorf("%s: recorded hash_after does not match the file", e.FilePath)
 		}
-		if e.Source != "claude-code" || e.ToolName != "Edit" || e.HashBefore == nil || *e.HashBefore != sum("a\n") {
+		if e.Source != "claude-code" || e.ToolName != "Edit" || e.HashBefore == nil || *e.HashBefore != testenv.SHA256("a\n") {
 			t.Errorf("entry %+v", e)
 		}
 	}
@@ -110,7 +111,7 @@ func TestHookKilledMidRecord(t *testing.T) {
 		timer.Stop()
 	}
 	t.Logf("%d of 20 PostToolUse processes were killed (a whole one takes %v)", killed, full)
-	out, errOut, code := run(t, w.command(nil, "status", "--json"))
+	out, errOut, code := testenv.Run(t, w.command(nil, "status", "--json"))
 	var listed []map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil {
 		t.Fatalf("status after kills: exit %d %q %q", code, out, errOut)
@@ -128,7 +129,7 @@ func TestHookKilledMidRecord(t *testing.T) {
 		t.Fatalf("after one more record the history and the disk disagree: %v %v", drifts, err)
 	}
 	all := w.entries()
-	if last := all[len(all)-1]; *last.HashAfter != sum("last\n") || last.ToolName != "Edit" {
+	if last := all[len(all)-1]; *last.HashAfter != testenv.SHA256("last\n") || last.ToolName != "Edit" {
 		t.Fatalf("last entry %+v", last)
 	}
 }
@@ -191,7 +192,7 @@ func TestHookNeverExitsTwo(t *testing.T) {
 	for _, args := range [][]string{{"hook", "extra"}, {"hook", "--help"}} {
 		cmd := w.command(nil, args...)
 		cmd.Stdin = strings.NewReader(w.event("PreToolUse", "s", "p", "t", "a.txt"))
-		if _, errOut, code := run(t, cmd); code != 1 || errOut == "" {
+		if _, errOut, code := testenv.Run(t, cmd); code != 1 || errOut == "" {
 			t.Fatalf("%v: exit %d %q; want 1 and a message", args, code, errOut)
 		}
 	}

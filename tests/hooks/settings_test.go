@@ -12,7 +12,7 @@ import (
 
 // hooks runs `mcpdiff hooks ARGS` in the workspace.
 func (w *ws) hooks(args ...string) (stdout, stderr string, code int) {
-	return run(w.t, w.command(nil, append([]string{"hooks"}, args...)...))
+	return testenv.Run(w.t, w.command(nil, append([]string{"hooks"}, args...)...))
 }
 
 // A settings file as a user keeps it: other keys, another hook of PreToolUse, a key

@@ -176,13 +176,7 @@ func eachNvim(t *testing.T, min [2]int, fn func(t *testing.T, nvimBin string)) {
 // eventually polls cond until it holds, failing the test after waitLimit.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.EventuallyWithin(t, waitLimit, what, cond)
 }
 
 // user is a new user's machine: an empty HOME and XDG folders, a workspace to start

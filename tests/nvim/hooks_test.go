@@ -1,7 +1,6 @@
 package nvimtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -33,16 +32,10 @@ func (s *session) runHook(event string, env ...string) hookResult {
 	cmd.Dir = s.ws
 	cmd.Env = append(testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config), env...)
 	cmd.Stdin = strings.NewReader(event)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err := cmd.Run()
-	r := hookResult{stdout: out.String(), stderr: errOut.String(), took: time.Since(start)}
-	if exit, ok := err.(*exec.ExitError); ok {
-		r.code = exit.ExitCode()
-	} else if err != nil {
-		s.t.Fatal(err)
-	}
+	var r hookResult
+	r.stdout, r.stderr, r.code = testenv.Run(s.t, cmd)
+	r.took = time.Since(start)
 	return r
 }
 

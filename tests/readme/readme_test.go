@@ -151,10 +151,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testenv.TempDir(t)
 	e := &env{ws: filepath.Join(base, "project"), home: filepath.Join(base, "home"), config: filepath.Join(base, "home", ".claude")}
 	bin := filepath.Join(base, "bin")
 	for _, d := range []string{e.ws, e.home, bin} {

@@ -20,8 +20,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // waitLimit bounds every wait; reaching it is a failure, never a pace.
@@ -92,10 +93,7 @@ type world struct {
 
 func newWorld(t *testing.T, tl tools, files map[string]string) *world {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testenv.TempDir(t)
 	w := &world{t: t, tl: tl, base: base, home: filepath.Join(base, "home"), config: filepath.Join(base, "claude")}
 	w.ws = filepath.Join(w.home, "src", "inventory")
 	w.Dir = testenv.Dir{TB: t, Root: w.ws}

@@ -59,15 +59,7 @@ type recorder struct {
 
 func newRecorder(t *testing.T, dir string) *recorder {
 	t.Helper()
-	root, err := workspace.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := history.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
+	root, store := testenv.CreateStore(t, dir)
 	return &recorder{t: t, dir: dir, root: root, store: store}
 }
 
@@ -341,19 +333,8 @@ func straceCLI(t *testing.T, dir string, opts []string, args ...string) (int, st
 	t.Helper()
 	cmd := exec.Command("strace", append(append(append([]string{"-f", "-qq"}, opts...), "--", testenv.Binary), args...)...)
 	cmd.Dir = dir
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, errb.String()
+	_, stderr, code := testenv.Run(t, cmd)
+	return code, stderr
 }
 
 var traceLine = regexp.MustCompile(`^(\d+) +([a-z0-9_]+)\(`)

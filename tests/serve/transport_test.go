@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
@@ -154,23 +154,7 @@ func TestHTTPNeedsTheBearerToken(t *testing.T) {
 
 func waitForToken(t *testing.T, stderr io.Reader) string {
 	t.Helper()
-	re := regexp.MustCompile(`bearer token: ([0-9a-f]+)`)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case tok := <-found:
-		return tok
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve --http printed no token")
-	}
-	return ""
+	return testenv.FirstMatch(t, stderr, regexp.MustCompile(`bearer token: ([0-9a-f]+)`))
 }
 
 func TestHTTPRefusesNonLoopback(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // Repetitions timed inside one benchmark iteration, so that `-benchtime 1x` still
@@ -71,7 +73,7 @@ func timed(op func()) time.Duration {
 func BenchmarkStart(b *testing.B) {
 	for _, srv := range servers {
 		b.Run(srv.name, func(b *testing.B) {
-			dir := workspace(b)
+			dir := testenv.TempDir(b)
 			f := &figure{}
 			for range startReps * b.N {
 				var cn *conn
@@ -87,7 +89,7 @@ func BenchmarkStart(b *testing.B) {
 // both its reads: read_text_file (hash-tagged lines, what an agent reads before
 // edit_text_file) and read_files (the batch toolkit's numbered lines).
 func BenchmarkRead10kLines(b *testing.B) {
-	content := codeLines(10000)
+	content := testenv.CodeLines(10000)
 	firstLine := string(content[:bytes.IndexByte(content, '\n')])
 	lastLine := string(content[bytes.LastIndexByte(content[:len(content)-1], '\n')+1 : len(content)-1])
 	variants := []struct {
@@ -102,7 +104,7 @@ func BenchmarkRead10kLines(b *testing.B) {
 	}
 	for _, v := range variants {
 		b.Run(strings.ReplaceAll(v.column, " ", "-"), func(b *testing.B) {
-			dir := workspace(b)
+			dir := testenv.TempDir(b)
 			path := filepath.Join(dir, "ten-thousand-lines.go")
 			writeFile(b, path, content)
 			cn := connect(b, v.srv, dir)
@@ -133,7 +135,7 @@ func BenchmarkEditOneLine(b *testing.B) {
 		b.Run(size.name, func(b *testing.B) {
 			for _, srv := range servers {
 				b.Run(srv.name, func(b *testing.B) {
-					dir := workspace(b)
+					dir := testenv.TempDir(b)
 					path := filepath.Join(dir, "big.go")
 					writeFile(b, path, fx.content(0))
 					cn := connect(b, srv, dir)
@@ -167,7 +169,7 @@ func BenchmarkEditOneLine(b *testing.B) {
 func BenchmarkPipelinedEdits(b *testing.B) {
 	for _, srv := range servers {
 		b.Run(srv.name, func(b *testing.B) {
-			dir := workspace(b)
+			dir := testenv.TempDir(b)
 			warm := filepath.Join(dir, "warm.go")
 			writeFile(b, warm, pipelineFile(1))
 			cn := connect(b, srv, dir)

@@ -4,51 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
-
-// codeBlock is the repeating unit of the fixtures: ordinary Go-like lines, numbered
-// so most of them are unique, as in real code.
-const codeBlock = `func handler%[1]d(ctx context.Context, req *Request) (*Response, error) {
-	value, err := store.Load(ctx, "key-%[1]d")
-	if err != nil {
-		return nil, fmt.Errorf("handler %[1]d: %%w", err)
-	}
-	total += value.Size * %[1]d // keep the running sum
-	return &Response{ID: %[1]d, Value: value}, nil
-}
-
-`
-
-const codeBlockLines = 9
-
-// codeLines returns the first n lines of an endless run of code blocks.
-func codeLines(n int) []byte {
-	var buf bytes.Buffer
-	for i := 0; i*codeBlockLines < n; i++ {
-		fmt.Fprintf(&buf, codeBlock, i)
-	}
-	return firstLines(buf.Bytes(), n)
-}
-
-// codeBytes returns whole code blocks, at least size bytes of them, starting at
-// block number from.
-func codeBytes(size, from int) []byte {
-	var buf bytes.Buffer
-	for i := from; buf.Len() < size; i++ {
-		fmt.Fprintf(&buf, codeBlock, i)
-	}
-	return buf.Bytes()
-}
-
-func firstLines(b []byte, n int) []byte {
-	end := 0
-	for range n {
-		end += bytes.IndexByte(b[end:], '\n') + 1
-	}
-	return b[:end]
-}
 
 // editFixture is a file of code with one unique line in the middle, which the edit
 // benchmarks rewrite from version k to version k+1.
@@ -57,8 +16,8 @@ type editFixture struct {
 }
 
 func newEditFixture(size int) editFixture {
-	head := codeBytes(size/2, 0)
-	return editFixture{head: head, tail: codeBytes(size-len(head), 1<<20)}
+	head := testenv.CodeBytes(size/2, 0)
+	return editFixture{head: head, tail: testenv.CodeBytes(size-len(head), 1<<20)}
 }
 
 // target is the edited line, without its newline, at version k.
@@ -88,20 +47,10 @@ func slot(j int, edited bool) string {
 func pipelineFile(n int) []byte {
 	var buf bytes.Buffer
 	for j := range n {
-		fmt.Fprintf(&buf, codeBlock, j)
+		buf.Write(testenv.CodeBytes(1, j)) // block j alone
 		buf.WriteString(slot(j, false) + "\n")
 	}
 	return buf.Bytes()
-}
-
-// workspace is a fresh, symlink-free folder (the reference server resolves paths).
-func workspace(b *testing.B) string {
-	b.Helper()
-	dir, err := filepath.EvalSymlinks(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	return dir
 }
 
 func writeFile(b *testing.B, path string, content []byte) {

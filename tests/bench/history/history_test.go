@@ -32,14 +32,7 @@ type ws struct {
 
 func newWS(b *testing.B) *ws {
 	b.Helper()
-	root, err := workspace.OpenRoot(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := history.Open(root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	root, st := testenv.CreateStore(b, b.TempDir())
 	return &ws{dir: root.Path(), root: root, store: st}
 }
 

@@ -93,14 +93,7 @@ return t1 - t0`
 // pending, and returns the path and its lines.
 func pendingFile(b *testing.B, ws string, edits, convs int) (string, []string) {
 	b.Helper()
-	root, err := workspace.OpenRoot(ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := history.Open(root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	root, store := testenv.CreateStore(b, ws)
 	lines := make([]string, 10000)
 	for i := range lines {
 		lines[i] = fmt.Sprintf("line %d: the quick brown fox jumps over the lazy dog\n", i+1)

@@ -1,0 +1,60 @@
+package testenv
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os/exec"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Run runs cmd and returns what it wrote and its exit code; killed by a signal, the
+// code is 128 plus the signal's number, as a shell reports it. A command that cannot
+// start fails the test.
+func Run(tb testing.TB, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	tb.Helper()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	case err != nil:
+		tb.Fatalf("run %v: %v", cmd.Args, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// FirstMatch reads r line by line until one matches re and returns its first
+// submatch, failing the test after WaitLimit. It keeps reading r afterwards, so a
+// process writing to it never blocks on a full pipe.
+func FirstMatch(tb testing.TB, r io.Reader, re *regexp.Regexp) string {
+	tb.Helper()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case s := <-found:
+		return s
+	case <-time.After(WaitLimit):
+		tb.Fatalf("no line matched %s within %v", re, WaitLimit)
+		return ""
+	}
+}
