@@ -22,10 +22,9 @@ type snapshot struct {
 
 func (s *session) snapshot() snapshot {
 	s.t.Helper()
-	var snap snapshot
 	// The selection tracker's group comes and goes with Claude Code's connection, not
 	// with diff views, so it is left out.
-	s.lua(`
+	return luaValue[snapshot](s, `
 local groups = {}
 for _, g in ipairs(vim.split(vim.trim(vim.api.nvim_exec("augroup", true)), "%s+")) do
   if g ~= "mcpdiff_selection" then table.insert(groups, g) end
@@ -38,8 +37,7 @@ return {
   tabs = #vim.api.nvim_list_tabpages(),
   autocmds = #vim.api.nvim_get_autocmds({}) - (ok and #selection or 0),
   augroups = table.concat(groups, " "),
-}`, &snap)
-	return snap
+}`)
 }
 
 // expectNoLeaks fails when buffers, windows, tabs, autocmds or augroups differ from before.
@@ -67,9 +65,7 @@ type viewInfo struct {
 
 func (s *session) views() []viewInfo {
 	s.t.Helper()
-	var v []viewInfo
-	s.lua(`return require("mcpdiff.diff").list()`, &v)
-	return v
+	return luaValue[[]viewInfo](s, `return require("mcpdiff.diff").list()`)
 }
 
 func (s *session) waitViews(n int) []viewInfo {
@@ -109,9 +105,7 @@ func connected(t *testing.T, nvimBin string, opts options) (*session, *ideClient
 
 func (s *session) currentBufName() string {
 	s.t.Helper()
-	var name string
-	s.lua(`return vim.api.nvim_buf_get_name(0)`, &name)
-	return name
+	return luaValue[string](s, `return vim.api.nvim_buf_get_name(0)`)
 }
 
 func (s *session) setProposalLines(tab string, lines []string) {

@@ -154,6 +154,14 @@ func (s *session) lua(code string, result any, args ...any) {
 	}
 }
 
+// luaValue runs Lua code in Neovim and returns what it returns, decoded as a T.
+func luaValue[T any](s *session, code string, args ...any) T {
+	s.t.Helper()
+	var v T
+	s.lua(code, &v, args...)
+	return v
+}
+
 // cmd runs an Ex command.
 func (s *session) cmd(command string) {
 	s.t.Helper()
@@ -241,9 +249,7 @@ type message struct {
 // messages returns the notifications the plugin showed so far.
 func (s *session) messages() []message {
 	s.t.Helper()
-	var msgs []message
-	s.lua(`return _G.test_messages`, &msgs)
-	return msgs
+	return luaValue[[]message](s, `return _G.test_messages`)
 }
 
 // waitMessages waits for the plugin to show a message and returns all so far.

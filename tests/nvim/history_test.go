@@ -69,9 +69,7 @@ func (s *session) historyEntries() []historyEntry {
 
 func (s *session) bufferLines(path string) []string {
 	s.t.Helper()
-	var lines []string
-	s.lua(`return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)`, &lines, path)
-	return lines
+	return luaValue[[]string](s, `return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)`, path)
 }
 
 func (s *session) waitMessage(contains string) {

@@ -80,9 +80,7 @@ func (s *session) editUnsaved(path string) {
 
 func (s *session) serverName() string {
 	s.t.Helper()
-	var name string
-	s.lua(`return vim.v.servername`, &name)
-	return name
+	return luaValue[string](s, `return vim.v.servername`)
 }
 
 func TestLockFileNamesNeovimServer(t *testing.T) {

@@ -34,9 +34,7 @@ return 0`, &buf, tab)
 
 func (s *session) bufLines(buf int) []string {
 	s.t.Helper()
-	var lines []string
-	s.lua(`return vim.api.nvim_buf_get_lines(..., 0, -1, true)`, &lines, buf)
-	return lines
+	return luaValue[[]string](s, `return vim.api.nvim_buf_get_lines(..., 0, -1, true)`, buf)
 }
 
 // hunkMarks describes the marks mcpdiff drew over a proposal, one string per mark:
@@ -44,8 +42,7 @@ func (s *session) bufLines(buf int) []string {
 // GROUP" for highlighted lines, "ROW TEXT" for a marker.
 func (s *session) hunkMarks(buf int) []string {
 	s.t.Helper()
-	var out []string
-	s.lua(`
+	return luaValue[[]string](s, `
 local ns = vim.api.nvim_create_namespace("mcpdiff_hunks")
 local out = {}
 for _, m in ipairs(vim.api.nvim_buf_get_extmarks(..., ns, 0, -1, { details = true })) do
@@ -69,8 +66,7 @@ table.sort(out, function(a, b)
   return a.desc < b.desc
 end)
 for i, m in ipairs(out) do out[i] = m.row .. " " .. m.desc end
-return out`, &out, buf)
-	return out
+return out`, buf)
 }
 
 // wantMarks waits until the proposal's marks are want.
@@ -99,8 +95,7 @@ func (s *session) wantMarks(buf int, want ...string) {
 // screen returns the rows of the screen, trailing blanks removed.
 func (s *session) screen() []string {
 	s.t.Helper()
-	var rows []string
-	s.lua(`
+	return luaValue[[]string](s, `
 vim.cmd("redraw!")
 local rows = {}
 for r = 1, vim.o.lines do
@@ -108,8 +103,7 @@ for r = 1, vim.o.lines do
   for c = 1, vim.o.columns do table.insert(chars, vim.fn.screenstring(r, c)) end
   rows[r] = (table.concat(chars):gsub("%s+$", ""))
 end
-return rows`, &rows)
-	return rows
+return rows`)
 }
 
 // expectScreenRun fails unless the screen shows want on consecutive rows (each row
@@ -131,9 +125,7 @@ func (s *session) expectScreenRun(want ...string) {
 
 func (s *session) cursorLine() int {
 	s.t.Helper()
-	var line int
-	s.lua(`return vim.api.nvim_win_get_cursor(0)[1]`, &line)
-	return line
+	return luaValue[int](s, `return vim.api.nvim_win_get_cursor(0)[1]`)
 }
 
 // lastMessage waits for a new notification after the first n and returns it.
@@ -317,9 +309,7 @@ func TestHunkRejectFromTheOriginal(t *testing.T) {
 
 func (s *session) currentBuf() int {
 	s.t.Helper()
-	var buf int
-	s.lua(`return vim.api.nvim_get_current_buf()`, &buf)
-	return buf
+	return luaValue[int](s, `return vim.api.nvim_get_current_buf()`)
 }
 
 // What is left after hunk decisions is answered byte for byte: CRLF proposals stay
@@ -386,15 +376,13 @@ type winState struct {
 
 func (s *session) winState() winState {
 	s.t.Helper()
-	var st winState
-	s.lua(`return {
+	return luaValue[winState](s, `return {
   win = vim.api.nvim_get_current_win(),
   wins = #vim.api.nvim_list_wins(),
   buf = vim.api.nvim_buf_get_name(0),
   diff = vim.wo.diff,
   line = vim.api.nvim_win_get_cursor(0)[1],
-}`, &st)
-	return st
+}`)
 }
 
 // The inline layout: the proposal in the user's own window, removed lines as

@@ -28,9 +28,7 @@ type hunk struct {
 // hunks is require("mcpdiff").hunks() of the buffer of path.
 func (s *session) hunks(path string) []hunk {
 	s.t.Helper()
-	var hs []hunk
-	s.lua(`return require("mcpdiff").hunks(vim.fn.bufnr(...))`, &hs, path)
-	return hs
+	return luaValue[[]hunk](s, `return require("mcpdiff").hunks(vim.fn.bufnr(...))`, path)
 }
 
 // hunkText sums up hunks as "kind start-end" per hunk.
@@ -366,15 +364,13 @@ return out`, &items)
 // listLines returns the lines of the review buffer.
 func (s *session) listLines() []string {
 	s.t.Helper()
-	var lines []string
-	s.lua(`
+	return luaValue[[]string](s, `
 for _, b in ipairs(vim.api.nvim_list_bufs()) do
   if vim.api.nvim_buf_get_name(b):match("mcpdiff://status$") then
     return vim.api.nvim_buf_get_lines(b, 0, -1, false)
   end
 end
-return {}`, &lines)
-	return lines
+return {}`)
 }
 
 // waitListLine waits for a line of the review list holding all of want, and
