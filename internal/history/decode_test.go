@@ -40,6 +40,30 @@ func FuzzDecodeEntry(f *testing.F) {
 	})
 }
 
+func FuzzDecodeHead(f *testing.F) {
+	good, _ := json.Marshal(head{Path: "/w/a \"b\"\n\u00e9.txt", Seq: 1795326139810, Exists: true, Hash: "ab", Ino: 1 << 40, Size: 12, Mtime: -3})
+	for _, seed := range []string{
+		string(good),
+		`{"path":"/a","forget":true,"exists":false,"hash":null,"seq":null}`,
+		`{"PATH":"/a"}`, `{"path":"/a","Exists":true}`, `{"path":"/a","extra":[1,{"x":2}],"t":true}`,
+		`{"path":"/a","ino":18446744073709551615}`, `{"path":"/a","ino":-1}`, `{"path":"/a","seq":1.5}`, `{"path":"/a","seq":1e3}`,
+		`{"path":"/a","exists":"yes"}`, `{"path":"\ud800"}`, `{}`, `[]`, `{"path":"/a"`, `{"path":"/a"} x`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var want, got head
+		wantErr := json.Unmarshal(line, &want)
+		gotErr := decodeHead(string(line), &got)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%q: encoding/json err %v, decodeHead err %v", line, wantErr, gotErr)
+		}
+		if wantErr == nil && want != got {
+			t.Fatalf("%q:\n json %+v\n fast %+v", line, want, got)
+		}
+	})
+}
+
 func BenchmarkDecodeEntry(b *testing.B) {
 	e := Entry{EditID: "3f2a9c1b-aaaa-4bbb-8ccc-000000000000", ConversationID: "conv_1795326139810_60915602", ToolCallIndex: 3,
 		Seq: 1795326139810000000, Timestamp: "2026-11-22T05:18:00.123Z", Operation: Edit, FilePath: "/home/user/project/src/main.go",

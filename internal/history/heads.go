@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -154,9 +155,10 @@ func (h *heads) readNew() error {
 		return err
 	}
 	complete := bytes.LastIndexByte(data, '\n') + 1
-	for _, line := range bytes.Split(data[:complete], []byte("\n")) {
+	for line := range strings.SplitSeq(string(data[:complete]), "\n") {
 		var hd head
-		if len(line) > 0 && json.Unmarshal(line, &hd) == nil && hd.Path != "" {
+		if len(line) > 0 && decodeHead(line, &hd) == nil && hd.Path != "" {
+			hd.Path, hd.Hash = strings.Clone(hd.Path), strings.Clone(hd.Hash) // not the whole log
 			h.apply(hd)
 		}
 	}

@@ -187,6 +187,15 @@ func (sc *Scanner) hex4() (rune, bool) {
 	return rune(n), err == nil
 }
 
+// Bool reads true or false.
+func (sc *Scanner) Bool() (value, ok bool) {
+	sc.space()
+	if sc.literal("true") {
+		return true, true
+	}
+	return false, sc.literal("false")
+}
+
 // Int reads an integer; a fraction or an exponent is a failure.
 func (sc *Scanner) Int() (int64, bool) {
 	sc.space()
