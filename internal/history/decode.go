@@ -35,14 +35,7 @@ type optionalFields struct {
 
 // field reads the value of key into e.
 func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool {
-	str := func(s *string) bool { // null leaves s empty, as encoding/json does
-		if sc.Null() {
-			return true
-		}
-		v, ok := sc.String()
-		*s = v
-		return ok
-	}
+	str := func(p *string) bool { return readString(sc, p) }
 	optional := func(p **string, slot *string) bool {
 		if sc.Null() {
 			*p = nil
@@ -95,9 +88,25 @@ func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool
 		e.Seq = n
 		return ok
 	}
-	for _, known := range entryKeys {
-		if strings.EqualFold(key, known) {
-			return false // encoding/json matches keys regardless of case
+	return skipOther(sc, key, entryKeys)
+}
+
+// readString reads a string into p; null leaves p as it is, as encoding/json does.
+func readString(sc *jsonscan.Scanner, p *string) bool {
+	if sc.Null() {
+		return true
+	}
+	v, ok := sc.String()
+	*p = v
+	return ok
+}
+
+// skipOther skips the value of a key the reader does not know. A key that differs
+// from a known one only in case is a failure: encoding/json would read it.
+func skipOther(sc *jsonscan.Scanner, key string, known []string) bool {
+	for _, k := range known {
+		if strings.EqualFold(key, k) {
+			return false
 		}
 	}
 	_, ok := sc.Skip()
@@ -152,19 +161,9 @@ func headField(sc *jsonscan.Scanner, key string, hd *head) bool {
 	}
 	switch key {
 	case "path":
-		if sc.Null() {
-			return true
-		}
-		v, ok := sc.String()
-		hd.Path = v
-		return ok
+		return readString(sc, &hd.Path)
 	case "hash":
-		if sc.Null() {
-			return true
-		}
-		v, ok := sc.String()
-		hd.Hash = v
-		return ok
+		return readString(sc, &hd.Hash)
 	case "seq":
 		return integer(&hd.Seq)
 	case "size":
@@ -181,13 +180,7 @@ func headField(sc *jsonscan.Scanner, key string, hd *head) bool {
 	case "forget":
 		return boolean(&hd.Forget)
 	}
-	for _, known := range headKeys {
-		if strings.EqualFold(key, known) {
-			return false // encoding/json matches keys regardless of case
-		}
-	}
-	_, ok := sc.Skip()
-	return ok
+	return skipOther(sc, key, headKeys)
 }
 
 var headKeys = []string{"path", "seq", "exists", "hash", "forget", "ino", "size", "mtime"}

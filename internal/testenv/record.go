@@ -57,32 +57,29 @@ func Transaction(root *workspace.Root, ch history.Change) *workspace.Tx {
 // the root is closed when the test ends.
 func CreateStore(tb testing.TB, dir string) (*workspace.Root, *history.Store) {
 	tb.Helper()
-	root, err := workspace.OpenRoot(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { root.Close() })
-	store, err := history.Open(root)
-	if err != nil {
-		tb.Fatalf("open the edit history of %s: %v", dir, err)
-	}
-	return root, store
+	return openStore(tb, dir, history.Open)
 }
 
 // OpenStore opens the existing edit history of the workspace dir, or fails the test;
 // its root is closed when the test ends.
 func OpenStore(tb testing.TB, dir string) *history.Store {
 	tb.Helper()
+	_, store := openStore(tb, dir, history.OpenExisting)
+	return store
+}
+
+func openStore(tb testing.TB, dir string, open func(*workspace.Root) (*history.Store, error)) (*workspace.Root, *history.Store) {
+	tb.Helper()
 	root, err := workspace.OpenRoot(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { root.Close() })
-	store, err := history.OpenExisting(root)
+	store, err := open(root)
 	if err != nil {
 		tb.Fatalf("open the edit history of %s: %v", dir, err)
 	}
-	return store
+	return root, store
 }
 
 // Entries is what the edit history of the workspace dir records, in order; nil when
