@@ -63,13 +63,17 @@ const (
 const maxPendingTexts = 64
 
 func (b *bigTexts) add(text string) string {
+	return b.addEscaped(jsonscan.AppendEscaped(make([]byte, 0, len(text)+len(text)/16), text))
+}
+
+// addEscaped is add for a text already escaped as the inside of a JSON string.
+func (b *bigTexts) addEscaped(escaped []byte) string {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	key := placeholderPrefix + hex.EncodeToString(id[:])
-	escaped := jsonscan.AppendString(nil, text)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pending[key] = escaped[1 : len(escaped)-1]
+	b.pending[key] = escaped
 	b.order = append(b.order, key)
 	if len(b.order) > maxPendingTexts {
 		delete(b.pending, b.order[0])
@@ -108,7 +112,9 @@ func indexOf(keys []string, key string) int {
 }
 
 // bigTextWriter writes messages to out, each placeholder of a pending text swapped
-// for the text. mcp-go writes each message with one Write call.
+// for the text. mcp-go writes each message with one Write call, holding its write
+// lock, so the pieces of one message may go out in several writes, without being
+// copied together first.
 type bigTextWriter struct {
 	out   io.Writer
 	texts *bigTexts
@@ -118,24 +124,28 @@ func (w *bigTextWriter) Write(p []byte) (int, error) {
 	if w.texts.empty() {
 		return w.out.Write(p)
 	}
-	msg, swapped, rest := make([]byte, 0, len(p)), false, p
+	rest := p
 	for {
 		i := bytes.Index(rest, []byte(placeholderPrefix))
 		if i < 0 || len(rest)-i < placeholderLen {
 			break
 		}
 		end := i + placeholderLen
-		if text, ok := w.texts.take(string(rest[i:end])); ok {
-			msg, swapped = append(append(msg, rest[:i]...), text...), true
-		} else { // not a pending text's (a file may hold these letters)
-			msg = append(msg, rest[:end]...)
+		text, ok := w.texts.take(string(rest[i:end]))
+		if !ok { // not a pending text's (a file may hold these letters)
+			i = end
+		}
+		if _, err := w.out.Write(rest[:i]); err != nil {
+			return 0, err
+		}
+		if ok {
+			if _, err := w.out.Write(text); err != nil {
+				return 0, err
+			}
 		}
 		rest = rest[end:]
 	}
-	if !swapped {
-		return w.out.Write(p)
-	}
-	if _, err := w.out.Write(append(msg, rest...)); err != nil {
+	if _, err := w.out.Write(rest); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -63,21 +63,26 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if err != nil {
 		return fail(err), nil
 	}
-	lines := edit.LineTexts(content)
-	// An end past the last line reads to the end, as models ask for "the next 100
-	// lines" without knowing the length; a start past it stays an error.
-	if a.EndLine > len(lines) && a.StartLine <= len(lines) {
-		a.EndLine = len(lines)
-	}
-	out, err := edit.ReadTagged(content, a.StartLine, a.EndLine)
+	r, err := edit.NewReading(content)
 	if err != nil {
 		return fail(err), nil
 	}
-	if len(out) > s.cfg.MaxRead {
-		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, len(out), s.cfg.MaxRead)), nil
+	// An end past the last line reads to the end, as models ask for "the next 100
+	// lines" without knowing the length; a start past it stays an error.
+	if n := len(r.Texts); a.EndLine > n && a.StartLine <= n {
+		a.EndLine = n
 	}
-	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), lines)
-	return s.textResult(out), nil
+	if err := r.Select(a.StartLine, a.EndLine); err != nil {
+		return fail(err), nil
+	}
+	if n := r.Len(); n > s.cfg.MaxRead {
+		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, n, s.cfg.MaxRead)), nil
+	}
+	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), r.Texts)
+	if s.bigTexts != nil && r.Len() >= bigTextFrom {
+		return mcp.NewToolResultText(s.bigTexts.addEscaped(r.AppendJSON(nil))), nil
+	}
+	return mcp.NewToolResultText(r.String()), nil
 }
 
 func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

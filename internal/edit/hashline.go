@@ -17,6 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
 
 // tagStrings holds the 256 possible tags, so Tag does not allocate.
@@ -30,15 +34,53 @@ var tagStrings = func() (tags [256]string) {
 // Tag is the two lowercase hex digits of the lowest byte of FNV-1a (32-bit) over the
 // line with trailing whitespace (including "\r") removed. Whitespace is Unicode white
 // space (unicode.IsSpace), so a CRLF file gets the same tags as its LF twin.
-func Tag(line string) string {
+func Tag(line string) string { return tagStrings[tagByte(line)] }
+
+func tagByte(line string) byte {
 	const offset32, prime32 = 2166136261, 16777619
-	trimmed := strings.TrimRightFunc(line, unicode.IsSpace)
+	end := len(line)
+	for end > 0 { // strings.TrimRightFunc(line, unicode.IsSpace), ASCII first
+		if c := line[end-1]; c < utf8.RuneSelf {
+			if c != ' ' && (c < '\t' || c > '\r') {
+				break
+			}
+			end--
+			continue
+		}
+		r, size := utf8.DecodeLastRuneInString(line[:end])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		end -= size
+	}
 	hash := uint32(offset32)
-	for i := 0; i < len(trimmed); i++ {
-		hash ^= uint32(trimmed[i])
+	for i := 0; i < end; i++ {
+		hash ^= uint32(line[i])
 		hash *= prime32
 	}
-	return tagStrings[byte(hash)]
+	return byte(hash)
+}
+
+// tagBytes are the tags of texts, computed on two cores for a long file: FNV-1a
+// reads a byte at a time, and a 10,000-line file is half a megabyte.
+func tagBytes(texts []string) []byte {
+	tags := make([]byte, len(texts))
+	fill := func(from, to int) {
+		for i := from; i < to; i++ {
+			tags[i] = tagByte(texts[i])
+		}
+	}
+	const parallelFrom = 2000
+	if len(texts) < parallelFrom {
+		fill(0, len(texts))
+		return tags
+	}
+	half := len(texts) / 2
+	done := make(chan struct{})
+	go func() { fill(half, len(texts)); close(done) }()
+	fill(0, half)
+	<-done
+	return tags
 }
 
 // FileHash is the lowercase hex SHA-256 of the whole file.
@@ -51,27 +93,119 @@ func FileHash(content []byte) string {
 // nothing to anchor an edit to.
 const emptyFileNote = "(empty file: no lines to anchor to; use write_file to give it content)"
 
-// ReadTagged renders lines start..end (1-based, inclusive; 0 means from the first /
-// to the last) as "N:hh|text" lines, then "file_hash: <sha256>". The text is the line
-// without its terminator (and without the BOM on line 1). An empty file shows one
-// note line, emptyFileNote, before the file_hash line. A start or end outside the file
-// is an error that gives the file's line count.
-func ReadTagged(content []byte, start, end int) (string, error) {
+// Reading is a tagged read (read_text_file) of a text file: the lines chosen with
+// Select (1-based, inclusive; 0 means from the first / to the last) as "N:hh|text"
+// lines, then "file_hash: <sha256>". The text is the line without its terminator (and
+// without the BOM on line 1). An empty file shows one note line, emptyFileNote,
+// before the file_hash line. A start or end outside the file is an error that gives
+// the file's line count. Its size is known before it is made (Len), and it is made
+// as a string or straight as JSON (AppendJSON).
+type Reading struct {
+	Texts    []string // every line, as LineTexts gives them: what anchors refer to
+	hash     chan string
+	fileHash string
+	from, to int // the lines shown, 1-based, inclusive
+}
+
+// NewReading checks that content is text and splits it into lines; the file's
+// SHA-256 is computed meanwhile, on another core when there is one. The lines are
+// slices of content, not of a copy: content must not change afterwards.
+func NewReading(content []byte) (*Reading, error) {
 	if err := CheckText(content); err != nil {
-		return "", err
+		return nil, err
 	}
-	texts := LineTexts(content)
-	from, to, err := readRange(len(texts), start, end)
+	r := &Reading{hash: make(chan string, 1)}
+	go func() { r.hash <- FileHash(content) }()
+	r.Texts = lineTexts(unsafe.String(unsafe.SliceData(content), len(content)))
+	r.from, r.to = 1, len(r.Texts)
+	return r, nil
+}
+
+// Select chooses the lines shown.
+func (r *Reading) Select(start, end int) error {
+	from, to, err := readRange(len(r.Texts), start, end)
 	if err != nil {
-		return "", err
+		return err
 	}
+	r.from, r.to = from, to
+	return nil
+}
+
+// FileHash is the file's SHA-256, as the read ends with it.
+func (r *Reading) FileHash() string {
+	if r.hash != nil {
+		r.fileHash, r.hash = <-r.hash, nil
+	}
+	return r.fileHash
+}
+
+// Len is the length of String, without making it.
+func (r *Reading) Len() int {
+	n := len("file_hash: ") + 64
+	if len(r.Texts) == 0 {
+		n += len(emptyFileNote) + 1
+	}
+	for i := r.from; i <= r.to; i++ {
+		n += decimalLen(i) + len(":hh|\n") + len(r.Texts[i-1])
+	}
+	return n
+}
+
+// String is the text of the read.
+func (r *Reading) String() string {
 	var b strings.Builder
-	if len(texts) == 0 {
+	b.Grow(r.Len())
+	if len(r.Texts) == 0 {
 		b.WriteString(emptyFileNote + "\n")
 	}
-	writeTagged(&b, texts, from, to)
-	b.WriteString("file_hash: " + FileHash(content))
-	return b.String(), nil
+	writeTagged(&b, r.Texts, r.from, r.to)
+	b.WriteString("file_hash: " + r.FileHash())
+	return b.String()
+}
+
+// AppendJSON appends String as the inside of a JSON string (escaped, without the
+// quotes), in one pass over the lines: for a big file this is the whole answer's
+// bulk, and escaping String afterwards would read and copy it all again.
+func (r *Reading) AppendJSON(dst []byte) []byte {
+	dst = slices.Grow(dst, r.Len()+r.Len()/8)
+	if len(r.Texts) == 0 {
+		dst = jsonscan.AppendEscaped(dst, emptyFileNote)
+		dst = append(dst, `\n`...)
+	}
+	tags := tagBytes(r.Texts[r.from-1 : max(r.to, r.from-1)])
+	for n := r.from; n <= r.to; n++ {
+		text := r.Texts[n-1]
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		dst = append(dst, ':')
+		dst = append(dst, tagStrings[tags[n-r.from]]...)
+		dst = append(dst, '|')
+		dst = jsonscan.AppendEscaped(dst, text)
+		dst = append(dst, `\n`...)
+	}
+	dst = append(dst, "file_hash: "...)
+	return append(dst, r.FileHash()...)
+}
+
+// writeTagged writes lines from..to (1-based, inclusive) of texts as "N:hh|text\n".
+func writeTagged(b *strings.Builder, texts []string, from, to int) {
+	var num [20]byte
+	for n := from; n <= to; n++ {
+		text := texts[n-1]
+		b.Write(strconv.AppendInt(num[:0], int64(n), 10))
+		b.WriteByte(':')
+		b.WriteString(Tag(text))
+		b.WriteByte('|')
+		b.WriteString(text)
+		b.WriteByte('\n')
+	}
+}
+
+func decimalLen(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 // readRange checks a requested start..end (0 = open) against a file of n lines and
@@ -97,26 +231,6 @@ func readRange(n, start, end int) (from, to int, err error) {
 		to = n
 	}
 	return from, to, nil
-}
-
-// writeTagged writes lines from..to (1-based, inclusive) of texts as "N:hh|text\n".
-func writeTagged(b *strings.Builder, texts []string, from, to int) {
-	const perLine = len("12345:ab|\n")
-	size := 0
-	for n := from; n <= to; n++ {
-		size += perLine + len(texts[n-1])
-	}
-	b.Grow(size)
-	var num [20]byte
-	for n := from; n <= to; n++ {
-		text := texts[n-1]
-		b.Write(strconv.AppendInt(num[:0], int64(n), 10))
-		b.WriteByte(':')
-		b.WriteString(Tag(text))
-		b.WriteByte('|')
-		b.WriteString(text)
-		b.WriteByte('\n')
-	}
 }
 
 // Op is one edit_text_file operation.

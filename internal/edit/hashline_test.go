@@ -3,11 +3,13 @@ package edit
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestTag(t *testing.T) {
@@ -61,6 +63,18 @@ func anchorOf(content string, n int) string {
 	return fmt.Sprintf("%d:%s", n, Tag(LineTexts([]byte(content))[n-1]))
 }
 
+// readTagged is a Reading of content's lines start..end as text.
+func readTagged(content []byte, start, end int) (string, error) {
+	r, err := NewReading(content)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Select(start, end); err != nil {
+		return "", err
+	}
+	return r.String(), nil
+}
+
 func TestReadTagged(t *testing.T) {
 	hashOf := func(s string) string { return "file_hash: " + FileHash([]byte(s)) }
 	tests := []struct {
@@ -82,7 +96,7 @@ func TestReadTagged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadTagged([]byte(tt.content), tt.start, tt.end)
+			got, err := readTagged([]byte(tt.content), tt.start, tt.end)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +124,7 @@ func TestReadTaggedErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadTagged(tt.content, tt.start, tt.end)
+			_, err := readTagged(tt.content, tt.start, tt.end)
 			mustFail(t, err, tt.want...)
 		})
 	}
@@ -118,7 +132,7 @@ func TestReadTaggedErrors(t *testing.T) {
 
 func TestReadTaggedHugeLine(t *testing.T) {
 	line := strings.Repeat("x", 10<<20)
-	got, err := ReadTagged([]byte(line+"\n"), 0, 0)
+	got, err := readTagged([]byte(line+"\n"), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,13 +543,17 @@ func TestEditTaggedHugeLine(t *testing.T) {
 	}
 }
 
+// BenchmarkReadTagged10000Lines is read_text_file's work on a 10,000-line file: the
+// lines, their tags, the hash and the answer written as JSON.
 func BenchmarkReadTagged10000Lines(b *testing.B) {
 	content := []byte(numbered(10000, "\n", nil))
 	b.SetBytes(int64(len(content)))
 	for b.Loop() {
-		if _, err := ReadTagged(content, 0, 0); err != nil {
+		r, err := NewReading(content)
+		if err != nil {
 			b.Fatal(err)
 		}
+		_ = r.AppendJSON(nil)
 	}
 }
 
@@ -549,4 +567,57 @@ func BenchmarkEditTagged10000Lines(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// A Reading written as JSON reads back as its String, as encoding/json writes it; Len
+// is String's length, for any content and range.
+func FuzzReading(f *testing.F) {
+	for _, seed := range []string{"", "a\n", "a\nb", "\xef\xbb\xbfx\r\ny\r\n", "tab\there \"q\" \\ é\n\x01\n", "bad \xff utf8\n", "\n\n\n"} {
+		f.Add([]byte(seed), 0, 0)
+		f.Add([]byte(seed), 2, 3)
+	}
+	f.Fuzz(func(t *testing.T, content []byte, start, end int) {
+		r, err := NewReading(content)
+		if err != nil {
+			return
+		}
+		if err := r.Select(start, end); err != nil {
+			return
+		}
+		text := r.String()
+		if r.Len() != len(text) {
+			t.Fatalf("Len %d, String has %d bytes", r.Len(), len(text))
+		}
+		// The same string as encoding/json's (which also escapes <, > and &, and turns
+		// invalid UTF-8 into U+FFFD), read back.
+		escaped, _ := json.Marshal(text)
+		var want, got string
+		if err := json.Unmarshal(escaped, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(`"`+string(r.AppendJSON(nil))+`"`), &got); err != nil || got != want {
+			t.Fatalf("AppendJSON reads back as %q (%v), want %q", got, err, want)
+		}
+		if old, err := readTagged(content, start, end); err != nil || old != text {
+			t.Fatalf("ReadTagged = %q, %v; want %q", old, err, text)
+		}
+	})
+}
+
+// Tag trims as strings.TrimRightFunc(line, unicode.IsSpace) does before hashing.
+func FuzzTag(f *testing.F) {
+	for _, seed := range []string{"", "a", "a \t\r\n\v\f", "x\u00a0", "x\u0085", "x\u2003 ", "\xff ", " \u3000"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		trimmed := strings.TrimRightFunc(line, unicode.IsSpace)
+		hash := uint32(2166136261)
+		for i := 0; i < len(trimmed); i++ {
+			hash ^= uint32(trimmed[i])
+			hash *= 16777619
+		}
+		if got, want := Tag(line), fmt.Sprintf("%02x", byte(hash)); got != want {
+			t.Fatalf("Tag(%q) = %s, want %s", line, got, want)
+		}
+	})
 }

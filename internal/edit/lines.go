@@ -71,7 +71,23 @@ func binaryAt(content []byte) int {
 // text the model is shown. An edit handler keeps these per file as the views that
 // EditTagged checks anchors against.
 func LineTexts(content []byte) []string {
-	return parseDocument(content).texts()
+	return lineTexts(string(content))
+}
+
+// lineTexts splits s as LineTexts does, in one pass.
+func lineTexts(s string) []string {
+	s = strings.TrimPrefix(s, utf8BOM)
+	texts := make([]string, 0, strings.Count(s, "\n")+1)
+	for len(s) > 0 {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			texts = append(texts, s)
+			break
+		}
+		texts = append(texts, strings.TrimSuffix(s[:i], "\r"))
+		s = s[i+1:]
+	}
+	return texts
 }
 
 const utf8BOM = "\xef\xbb\xbf"

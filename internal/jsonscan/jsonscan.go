@@ -355,6 +355,13 @@ func PlainASCII(s string) bool {
 func AppendString(dst []byte, s string) []byte {
 	dst = slices.Grow(dst, len(s)+len(s)/16+2)
 	dst = append(dst, '"')
+	dst = AppendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends s as AppendString does, without the quotes: the inside of a
+// JSON string, for a string written in pieces.
+func AppendEscaped(dst []byte, s string) []byte {
 	start, i := 0, 0
 	for i < len(s) {
 		for i+8 <= len(s) && !hasSpecial(word(s, i)) {
@@ -394,8 +401,7 @@ func AppendString(dst []byte, s string) []byte {
 		i++
 		start = i
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // word loads the eight bytes of s at i as a little-endian number.
