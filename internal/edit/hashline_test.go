@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -580,6 +581,9 @@ func FuzzReading(f *testing.F) {
 		r, err := NewReading(content)
 		if err != nil {
 			return
+		}
+		if want := parseDocument(content).texts(); !slices.Equal(r.Texts, want) {
+			t.Fatalf("Texts %q, want the document's %q", r.Texts, want)
 		}
 		if err := r.Select(start, end); err != nil {
 			return

@@ -74,20 +74,13 @@ func LineTexts(content []byte) []string {
 	return lineTexts(string(content))
 }
 
-// lineTexts splits s as LineTexts does, in one pass.
+// lineTexts splits s as LineTexts does, the terminators cut off in place.
 func lineTexts(s string) []string {
-	s = strings.TrimPrefix(s, utf8BOM)
-	texts := make([]string, 0, strings.Count(s, "\n")+1)
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			texts = append(texts, s)
-			break
-		}
-		texts = append(texts, strings.TrimSuffix(s[:i], "\r"))
-		s = s[i+1:]
+	lines := splitLines(strings.TrimPrefix(s, utf8BOM))
+	for i, line := range lines {
+		lines[i] = lineText(line)
 	}
-	return texts
+	return lines
 }
 
 const utf8BOM = "\xef\xbb\xbf"
