@@ -112,15 +112,19 @@ func indexOf(keys []string, key string) int {
 }
 
 // bigTextWriter writes messages to out, each placeholder of a pending text swapped
-// for the text. mcp-go writes each message with one Write call, holding its write
-// lock, so the pieces of one message may go out in several writes, without being
-// copied together first.
+// for the text. mcp-go writes each message with one Write call, so the pieces of a
+// message go out in several writes, under mu, without being copied together first
+// (mcp-go writes its own requests to the client, such as roots/list, without its
+// write lock: mu keeps them from landing inside a message).
 type bigTextWriter struct {
+	mu    sync.Mutex
 	out   io.Writer
 	texts *bigTexts
 }
 
 func (w *bigTextWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.texts.empty() {
 		return w.out.Write(p)
 	}

@@ -51,3 +51,45 @@ func TestBigTextsAreBounded(t *testing.T) {
 		t.Fatalf("%d texts pending, want at most %d", len(texts.pending), maxPendingTexts)
 	}
 }
+
+// pausedWriter blocks its first Write until released, to catch a message in the
+// middle of being written.
+type pausedWriter struct {
+	bytes.Buffer
+	first         bool
+	inside, leave chan struct{}
+}
+
+func (p *pausedWriter) Write(b []byte) (int, error) {
+	if !p.first {
+		p.first = true
+		close(p.inside)
+		<-p.leave
+	}
+	return p.Buffer.Write(b)
+}
+
+// A message written in pieces holds the writer from its first piece to its last, so
+// another Write (mcp-go sends its own requests without its lock) cannot land inside.
+func TestBigTextWriterHoldsTheMessageWhole(t *testing.T) {
+	texts := &bigTexts{pending: map[string][]byte{}}
+	key := texts.add(strings.Repeat("x", bigTextFrom))
+	out := &pausedWriter{inside: make(chan struct{}), leave: make(chan struct{})}
+	w := &bigTextWriter{out: out, texts: texts}
+	done := make(chan error)
+	go func() {
+		_, err := w.Write([]byte(`{"text":"` + key + `"}` + "\n"))
+		done <- err
+	}()
+	<-out.inside
+	if w.mu.TryLock() {
+		t.Fatal("between the pieces of a message, another Write could go out")
+	}
+	close(out.leave)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != `{"text":"`+strings.Repeat("x", bigTextFrom)+`"}`+"\n" {
+		t.Fatalf("wrote %.80q…", got)
+	}
+}
