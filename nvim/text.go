@@ -3,6 +3,7 @@ package nvim
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 )
 
 const utf8BOM = "\uFEFF"
@@ -34,7 +35,9 @@ func splitText(text string) ([][]byte, textFormat) {
 	} else if text == "" {
 		return [][]byte{}, f
 	}
-	return bytes.Split([]byte(text), []byte(sep)), f
+	// The lines are slices of text itself, not of a copy: they are only read (the RPC
+	// client encodes them), never changed.
+	return bytes.Split(unsafe.Slice(unsafe.StringData(text), len(text)), []byte(sep)), f
 }
 
 func (f textFormat) newline() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"unsafe"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
@@ -35,7 +36,9 @@ func (e envelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" 
 func readEnvelope(data []byte) (envelope, bool) {
 	var env envelope
 	var args map[string]string
-	sc := jsonscan.New(string(data))
+	// data is never changed once read: the scanner reads it in place, and the strings
+	// it returns (the proposal among them) are slices of it, not of a copy.
+	sc := jsonscan.New(unsafe.String(unsafe.SliceData(data), len(data)))
 	ok := sc.Object(func(key string) bool {
 		switch key {
 		case "id":

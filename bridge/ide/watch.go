@@ -1,7 +1,6 @@
 package ide
 
 import (
-	"bytes"
 	"os"
 	"time"
 )
@@ -102,11 +101,13 @@ func (s *Server) checkWrite(d *diff, seen *FileStamp, force bool) bool {
 		return false
 	}
 	*seen = stamp
-	if !stamp.Exists {
+	// A file of another size cannot hold the text: no need to read it. The
+	// comparison converts nothing (the compiler compares string(data) in place).
+	if !stamp.Exists || stamp.Size != int64(len(d.final)) {
 		return false
 	}
 	data, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(data, []byte(d.final)) {
+	if err != nil || string(data) != d.final {
 		return false
 	}
 	s.record(d, data)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Scanner reads JSON values from a string, one after the other.
@@ -103,9 +104,15 @@ func (sc *Scanner) String() (string, bool) {
 	return "", false
 }
 
-// escaped finishes a string that holds escapes, copying the runs between them.
+// escaped finishes a string that holds escapes, copying the runs between them. The
+// string's end is found first, so its bytes are allocated once: an openDiff's file
+// is a megabyte string with an escape on every line.
 func (sc *Scanner) escaped(start int) (string, bool) {
-	out := make([]byte, 0, sc.i-start+64)
+	end := sc.closingQuote(sc.i)
+	if end < 0 {
+		return "", false
+	}
+	out := make([]byte, 0, end-start) // escapes only shorten it
 	out = append(out, sc.s[start:sc.i]...)
 	ascii := PlainASCII(sc.s[start:sc.i])
 	for sc.i < len(sc.s) {
@@ -124,7 +131,8 @@ func (sc *Scanner) escaped(start int) (string, bool) {
 		switch {
 		case c == '"':
 			sc.i++
-			return string(out), ascii || utf8.Valid(out)
+			// out is not used again: it becomes the string without a copy.
+			return unsafe.String(unsafe.SliceData(out), len(out)), ascii || utf8.Valid(out)
 		case c < 0x20:
 			return "", false
 		case c >= 0x80:
@@ -176,6 +184,26 @@ func (sc *Scanner) escaped(start int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// closingQuote is the index of the first quote from i on that no backslash escapes,
+// or -1.
+func (sc *Scanner) closingQuote(i int) int {
+	for {
+		j := strings.IndexByte(sc.s[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		q := i + j
+		n := 0
+		for k := q - 1; k >= 0 && sc.s[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
 }
 
 func (sc *Scanner) hex4() (rune, bool) {

@@ -77,3 +77,20 @@ func BenchmarkAppendString(b *testing.B) {
 		})
 	}
 }
+
+// A string String reads is the one encoding/json reads from the same text.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\tb\\\"c\n"`, `"\\"`, `"x\\\\"`, `"\u00e9\ud83d\ude00"`, `"\/"`, `"a\"`, `"\q"`, `"` + strings.Repeat(`line\t\"q\"\n`, 100) + `"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, raw, ok := New(s).StringRaw()
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil || got != want {
+			t.Fatalf("%q: String %q, encoding/json %q (%v)", raw, got, want, err)
+		}
+	})
+}
