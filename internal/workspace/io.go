@@ -125,6 +125,7 @@ type Staged struct {
 	data        []byte
 	mode        fs.FileMode
 	replacing   bool // rel existed: rename over it (its mode is kept)
+	oldSize     int64
 	noClobber   bool // CreateFile: never replace a file that appeared meanwhile
 	o           WriteOptions
 	undoParents func()
@@ -138,7 +139,7 @@ func (r *Root) StageWrite(rel string, data []byte, o WriteOptions) (*Staged, err
 		if err := refuseNonRegular("write", rel, info); err != nil {
 			return nil, err
 		}
-		st := &Staged{r: r, op: "write", rel: rel, data: data, mode: info.Mode().Perm(), replacing: true, o: o, undoParents: func() {}}
+		st := &Staged{r: r, op: "write", rel: rel, data: data, mode: info.Mode().Perm(), replacing: true, oldSize: info.Size(), o: o, undoParents: func() {}}
 		return st, st.writeTemp()
 	case errors.Is(err, fs.ErrNotExist):
 		return r.stageNew("write", rel, data, o, false)
@@ -188,9 +189,17 @@ func (st *Staged) Commit() error {
 	var err error
 	switch {
 	case st.replacing || !st.noClobber:
+		held := st.holdOld()
 		if err = renameInRoot(r.dir, st.tmp, st.rel); err != nil {
 			r.dir.Remove(st.tmp)
 			err = osError(st.op, st.rel, r, err)
+		}
+		if held != "" {
+			if err == nil {
+				go r.dir.Remove(held)
+			} else {
+				r.dir.Remove(held)
+			}
 		}
 	default:
 		_, err = r.linkNoClobber(st.op, st.tmp, st.rel)
@@ -208,6 +217,26 @@ func (st *Staged) Commit() error {
 		return err
 	}
 	return r.syncDirIf(st.o.Sync, st.op, st.rel, filepath.Dir(st.rel))
+}
+
+// holdFrom is the size from which a replaced file is held by holdOld.
+const holdFrom = 1 << 20
+
+// holdOld gives a big file about to be replaced a second name in the staging folder,
+// so that the rename does not free its blocks and pages: freeing 11 MB took 6 ms of
+// the rename here (ext4 mounted with discard). The caller removes the second name
+// off the call's path; a process killed first leaves it to the staging folder's
+// sweep. "" when the file is small, there is no staging folder, or the link fails
+// (the rename then frees the file itself).
+func (st *Staged) holdOld() string {
+	if !st.replacing || st.oldSize < holdFrom || st.o.TempDir == "" {
+		return ""
+	}
+	name := filepath.Join(st.o.TempDir, tempPrefix+rand.Text()+".old")
+	if linkInRoot(st.r.dir, st.rel, name) != nil {
+		return ""
+	}
+	return name
 }
 
 // Discard drops a staged write that will not be committed.
