@@ -59,16 +59,18 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 	if len(dropped) == 0 {
 		return nil, kept, nil
 	}
-	if err := s.commitCleanup(&dropSet{Conversations: dropped, Markers: plan.markers}, plan.forget(all)); err != nil {
+	if err := s.commitCleanup(&dropSet{Conversations: dropped, Markers: plan.markers}, plan.forget(all), plan.checkpoints); err != nil {
 		return nil, nil, err
 	}
 	return dropped, kept, nil
 }
 
-// cleanup is what Cleanup drops.
+// cleanup is what Cleanup drops, and the checkpoints it writes for the replays that
+// start after a dropped prefix.
 type cleanup struct {
-	convs   map[string]bool // conversation → dropped
-	markers map[int64]bool  // rebuild markers dropped, by seq
+	convs       map[string]bool   // conversation → dropped
+	markers     map[int64]bool    // rebuild markers dropped, by seq
+	checkpoints map[string][]byte // store file → content
 }
 
 func (plan *cleanup) drops(st *step) bool {
@@ -83,6 +85,7 @@ func (plan *cleanup) drops(st *step) bool {
 // conversation, with no dropped step after it.
 func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string]bool, prefixes bool) *cleanup {
 	cuts := map[*lineage]int{}
+	chkpts := map[*lineage][]byte{}
 	for changed := true; changed; {
 		changed = false
 		keep := func(st *step) {
@@ -106,18 +109,26 @@ func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string
 			if c == 0 || changed {
 				continue
 			}
-			if !prefixes || !s.cleanCut(l, c, snap) {
+			ok, chkpt := false, []byte(nil)
+			if prefixes {
+				ok, chkpt = s.cleanCut(l, c, snap)
+			}
+			if !ok {
 				for _, st := range l.steps[:c] {
 					keep(st)
 				}
 				continue
 			}
-			cuts[l] = c
+			cuts[l], chkpts[l] = c, chkpt
 		}
 	}
-	plan := &cleanup{convs: candidate, markers: map[int64]bool{}}
+	plan := &cleanup{convs: candidate, markers: map[int64]bool{}, checkpoints: map[string][]byte{}}
 	for _, l := range all {
 		c, partly := cuts[l]
+		if b := chkpts[l]; partly && b != nil {
+			next := l.steps[c]
+			plan.checkpoints[checkpointName(next.entry.ConversationID, next.from())+".chkpt"] = b
+		}
 		if !partly {
 			if !lineageDroppable(l, candidate) {
 				continue
@@ -135,26 +146,30 @@ func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string
 
 // cleanCut reports whether the steps of l before index c can be forgotten: there the
 // file is what the decisions want (no reject left undone), and the replay can start
-// at step c from its conversation's checkpoint.
-func (s *Store) cleanCut(l *lineage, c int, snap *snapshot) bool {
+// at step c from its conversation's checkpoint. A conversation that went on from the
+// history instead of taking a checkpoint gets one: chkpt is its content.
+func (s *Store) cleanCut(l *lineage, c int, snap *snapshot) (ok bool, chkpt []byte) {
 	p := &replayer{store: s, status: currentStatus}
 	if p.start(l, snap) != nil {
-		return false
+		return false, nil
 	}
 	for _, st := range l.steps[:c] {
 		if p.apply(st) != nil {
-			return false
+			return false, nil
 		}
 	}
 	next := l.steps[c]
 	if len(p.regions) > 0 || len(p.conflicts) > 0 || !sameFile(p.S, p.R) || next.from() != p.R.path || next.existsBefore() != p.R.exists {
-		return false
+		return false, nil
 	}
 	if !next.existsBefore() {
-		return true
+		return true, nil
 	}
 	b, err := s.checkpointFor(next, snap)
-	return err == nil && string(b) == string(p.R.content())
+	if errors.Is(err, errNoCheckpoint) {
+		return true, p.R.content()
+	}
+	return err == nil && string(b) == string(p.R.content()), nil
 }
 
 // keepsFiles reports whether the steps the plan keeps still group into the same
@@ -245,10 +260,11 @@ func (plan *cleanup) forget(all []*lineage) []string {
 	return out
 }
 
-// commitCleanup removes what drop names, and the heads of the paths in forget,
-// through the journal. Called with the lock held.
-func (s *Store) commitCleanup(drop *dropSet, forget []string) error {
-	j, err := s.cleanupJournal(drop, forget)
+// commitCleanup removes what drop names, and the heads of the paths in forget, and
+// writes checkpoints (store file → content), through the journal. Called with the
+// lock held.
+func (s *Store) commitCleanup(drop *dropSet, forget []string, checkpoints map[string][]byte) error {
+	j, err := s.cleanupJournal(drop, forget, checkpoints)
 	if err == nil {
 		_, err = j.commit()
 	}
@@ -257,9 +273,17 @@ func (s *Store) commitCleanup(drop *dropSet, forget []string) error {
 
 // cleanupJournal stages a cleanup: rebuilds.log and heads.log are rewritten without
 // what it drops, then the conversations' logs, diffs and checkpoints are removed.
-func (s *Store) cleanupJournal(drop *dropSet, forget []string) (*journal, error) {
+func (s *Store) cleanupJournal(drop *dropSet, forget []string, checkpoints map[string][]byte) (*journal, error) {
 	j := s.newJournal(fmt.Sprintf("cleanup of %d conversation(s)", len(drop.Conversations)))
 	j.p.Drop = drop
+	names := make([]string, 0, len(checkpoints))
+	for name := range checkpoints {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		j.putStore(name, nil, checkpoints[name])
+	}
 	var removes []string
 	if len(drop.Markers) > 0 {
 		old, err := s.files.readFile("rebuilds.log")
@@ -327,7 +351,7 @@ func (s *Store) recoverLegacyCleanup() error {
 	if err != nil {
 		return fmt.Errorf("read %s (an interrupted cleanup): %w", s.files.abs(legacyCleanup), err)
 	}
-	if err := s.commitCleanup(&dropSet{Conversations: p.Conversations, Markers: p.Markers}, p.Forget); err != nil {
+	if err := s.commitCleanup(&dropSet{Conversations: p.Conversations, Markers: p.Markers}, p.Forget, nil); err != nil {
 		return err
 	}
 	if err := s.files.root.Remove(legacyCleanup); err != nil {

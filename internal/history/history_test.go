@@ -835,6 +835,11 @@ func TestCleanupDropsAResolvedPrefix(t *testing.T) {
 	if len(dropped) != 2 || len(kept) != 1 || kept[0] != c3 {
 		t.Fatalf("dropped %v kept %v, want c1 and c2 dropped", dropped, kept)
 	}
+	// c3 took no checkpoint (the history held a.txt): the cleanup wrote the one its
+	// replay now starts from.
+	if _, err := os.Stat(filepath.Join(w.store.dir, checkpointName(c3, w.abs("a.txt"))+".chkpt")); err != nil {
+		t.Fatalf("no checkpoint for the kept conversation: %v", err)
+	}
 	w.mustDecide(Rejected, e3.EditID)
 	w.expect("a.txt", replaceLine(numbered(10), 2, "ONE"))
 	w.mustDecide(Accepted, e3.EditID)
@@ -957,6 +962,29 @@ func TestQuietWaitsForTheWriterAndTouchesNothing(t *testing.T) {
 	if _, err := os.Stat(staged); err != nil {
 		t.Fatalf("Quiet swept a staged file: %v", err)
 	}
+}
+
+// A conversation that edits a file the history already holds takes no checkpoint
+// (the replay starts from the first one), yet rejecting its edit rebuilds the file.
+func TestALaterConversationTakesNoCheckpoint(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", numbered(10))
+	c1, c2 := NewConversationID(), NewConversationID()
+	e1 := w.edit(c1, "a.txt", replaceLine(numbered(10), 2, "ONE"))
+	e2 := w.edit(c2, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "TWO"))
+	if e1.CheckpointFile == nil {
+		t.Fatal("the first edit of a file took no checkpoint")
+	}
+	if e2.CheckpointFile != nil {
+		t.Fatalf("the second conversation took checkpoint %s", *e2.CheckpointFile)
+	}
+	if _, err := os.Stat(filepath.Join(w.store.dir, "checkpoints", c2)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the second conversation has a checkpoints folder (%v)", err)
+	}
+	w.mustDecide(Rejected, e1.EditID)
+	w.expect("a.txt", replaceLine(numbered(10), 5, "TWO"))
+	w.mustDecide(Rejected, e2.EditID)
+	w.expect("a.txt", numbered(10))
 }
 
 // A checkpoint of a file the file tools replace is a second name of the replaced

@@ -226,7 +226,7 @@ func TestCleanupCutOffAfterItsCommitIsFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := w.store.cleanupJournal(&dropSet{Conversations: []string{d}, Markers: markerSeqs(w)}, []string{w.abs("a.txt")})
+	j, err := w.store.cleanupJournal(&dropSet{Conversations: []string{d}, Markers: markerSeqs(w)}, []string{w.abs("a.txt")}, nil)
 	if err == nil {
 		err = j.prepare()
 	}

@@ -433,12 +433,18 @@ func (s *Store) rel(path string) string {
 	return path
 }
 
-// checkpoint saves the bytes ch starts from (of the file at path) the first time a
-// conversation touches that path, and returns the checkpoint's path in the store (nil
-// when none was written now). A path that did not exist gets an empty ".none" marker
-// so it is not checkpointed later.
+// checkpoint saves the bytes ch starts from (of the file at path) the first time the
+// history sees that path, and returns the checkpoint's path in the store (nil when
+// none was written now). A path that did not exist gets an empty ".none" marker so it
+// is not checkpointed later.
 func (t *transaction) checkpoint(c Commit, ch Change, path string) (*string, error) {
-	base := filepath.ToSlash(filepath.Join("checkpoints", c.Conversation, pathKey(path)[:16]+"-"+safeName(filepath.Base(path))))
+	// A path the history already holds the state of needs none: its lineage replays
+	// from the checkpoint its first step took. (A copy or link would only cost time
+	// and space, and a link keeps the replaced file's pages from being reused.)
+	if h, err := t.store.heads.get(path); err != nil || h != nil {
+		return nil, err
+	}
+	base := checkpointName(c.Conversation, path)
 	known := t.store.known.touched
 	if known[base] {
 		return nil, nil
@@ -461,6 +467,12 @@ func (t *transaction) checkpoint(c Commit, ch Change, path string) (*string, err
 		return nil, err
 	}
 	return strPtr(name), nil
+}
+
+// checkpointName is where conversation conv keeps path as it first found it, plus
+// ".chkpt" (its bytes) or ".none" (it did not exist).
+func checkpointName(conv, path string) string {
+	return "checkpoints/" + conv + "/" + pathKey(path)[:16] + "-" + safeName(filepath.Base(path))
 }
 
 // linkCheckpoint makes the checkpoint name a second name of the file ch replaces,

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -293,6 +294,9 @@ func (p *replayer) start(l *lineage, snap *snapshot) error {
 	return nil
 }
 
+// errNoCheckpoint is a step with no checkpoint to start a replay from.
+var errNoCheckpoint = errors.New("its conversation holds no checkpoint of it")
+
 // checkpointFor finds the bytes of the file before st: the checkpoint st (or the
 // first entry of its conversation on that path) saved.
 func (s *Store) checkpointFor(st *step, snap *snapshot) ([]byte, error) {
@@ -310,7 +314,13 @@ func (s *Store) checkpointFor(st *step, snap *snapshot) ([]byte, error) {
 		}
 	}
 	if ref == nil {
-		return nil, fmt.Errorf("no checkpoint of %s for edit %s: the history cannot rebuild this file", e.from(), short(e.EditID))
+		// A cleanup that dropped the steps before this one wrote it.
+		if name := checkpointName(e.ConversationID, e.from()) + ".chkpt"; s.files.exists(name) {
+			ref = &name
+		}
+	}
+	if ref == nil {
+		return nil, fmt.Errorf("no checkpoint of %s for edit %s: the history cannot rebuild this file: %w", e.from(), short(e.EditID), errNoCheckpoint)
 	}
 	b, err := s.readStoreFile(*ref)
 	if err != nil {
