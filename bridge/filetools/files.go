@@ -202,7 +202,9 @@ func (s *Server) write(ctx context.Context, conv, tool string, changes []fileCha
 		if err != nil {
 			return err
 		}
-		c := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP, Files: s.transaction(group)}
+		tx := s.transaction(group)
+		tx.TakeTemp = store.TakeTemp
+		c := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP, Files: tx}
 		for _, ch := range group {
 			c.Changes = append(c.Changes, ch.record())
 		}

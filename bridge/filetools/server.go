@@ -44,6 +44,7 @@ type Config struct {
 	MaxFileSize int64    // text files larger than this are refused (0: DefaultMaxFileSize)
 	MaxRead     int      // largest read result in bytes (0: DefaultMaxRead)
 	Sync        bool     // fsync written files and their folders
+	KeepSpares  bool     // keep files made ahead for the edit history's writes (a server that lives long)
 	Buffers     Buffers  // nil without Neovim
 	Version     string
 	Logf        func(format string, args ...any)
@@ -285,6 +286,9 @@ func (s *Server) store(root *workspace.Root) (*history.Store, error) {
 		return nil, err
 	}
 	st.SetMaxFileSize(s.cfg.MaxFileSize)
+	if s.cfg.KeepSpares {
+		st.KeepSpares()
+	}
 	actual, _ := s.stores.LoadOrStore(root.Path(), st)
 	return actual.(*history.Store), nil
 }

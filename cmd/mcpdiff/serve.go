@@ -52,7 +52,7 @@ func runServe(args []string, stderr io.Writer) int {
 	}
 	logger := log.New(stderr, "mcpdiff serve: ", 0)
 	cfg := filetools.Config{
-		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, Version: mcpdiff.Version, Logf: logger.Printf,
+		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, KeepSpares: true, Version: mcpdiff.Version, Logf: logger.Printf,
 	}
 	if *toolsets != "" && *toolsets != "all" {
 		cfg.Toolsets = strings.Split(*toolsets, ",")

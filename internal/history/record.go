@@ -298,6 +298,9 @@ func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if index == 0 { // a new log, unless it exists and is empty
+		s.files.spares.take(logPath, false)
+	}
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	var entries []*Entry
 	for _, ch := range c.Changes {

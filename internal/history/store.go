@@ -151,7 +151,9 @@ func openFiles(root *workspace.Root, create bool) (storeFiles, error) {
 	if err != nil {
 		return storeFiles{}, fmt.Errorf("open the edit history in %s: %w", root.Path(), err)
 	}
-	return storeFiles{root: r, dir: dir}, nil
+	files := storeFiles{root: r, dir: dir}
+	files.spares = sparesOf(files)
+	return files, nil
 }
 
 // Find walks up from dir to the nearest folder holding .mcp/edit_history, the way git
@@ -170,6 +172,14 @@ func Find(dir string) (string, error) {
 		}
 	}
 }
+
+// KeepSpares makes this process keep empty files and folders ready for the store's
+// writes (spares.go): for a process that records many edits.
+func (s *Store) KeepSpares() { s.files.spares.keepUp() }
+
+// TakeTemp puts an empty file at tmp/name in the store, from the spares, and
+// reports whether it did: a workspace.Tx stages its writes there.
+func (s *Store) TakeTemp(name string) bool { return s.files.spares.take("tmp/"+name, false) }
 
 // Workspace is the workspace folder the store belongs to.
 func (s *Store) Workspace() string { return s.workspace.Path() }
@@ -230,9 +240,11 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("the edit history in %s stayed locked by another mcpdiff process for %v; try again", s.dir, lockTimeout)
 	}
+	s.files.spares.begin()
 	unlock := func() {
 		s.heads.release()
 		_ = fl.Unlock()
+		s.files.spares.end()
 		s.mu.Unlock()
 	}
 	// A decision a killed process left halfway is finished before anything else

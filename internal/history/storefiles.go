@@ -22,8 +22,9 @@ import (
 // (.mcp -> ~, or logs/x.log -> ~/.bashrc) cannot make mcpdiff touch a file outside
 // the store. Names are slash-separated and relative to the store.
 type storeFiles struct {
-	root *os.Root
-	dir  string // absolute path, for messages
+	root   *os.Root
+	dir    string  // absolute path, for messages
+	spares *spares // files and folders made ahead (spares.go)
 }
 
 func (f storeFiles) abs(name string) string { return f.dir + "/" + name }
@@ -89,7 +90,7 @@ func (f storeFiles) exists(name string) bool {
 
 // mkdirs creates the folder holding name.
 func (f storeFiles) mkdirs(name string) error {
-	if path.Dir(name) == "." {
+	if path.Dir(name) == "." || f.spares.take(path.Dir(name), true) {
 		return nil
 	}
 	if err := f.root.MkdirAll(path.Dir(name), 0o700); err != nil {
@@ -108,7 +109,11 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 			return err
 		}
 	}
-	file, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if f.spares.take(name, false) {
+		flags = os.O_WRONLY | os.O_TRUNC
+	}
+	file, err := f.root.OpenFile(name, flags, 0o600)
 	if errors.Is(err, fs.ErrNotExist) && !mkdir { // its folder was removed by a cleanup elsewhere
 		return f.writeNew(name, data, true)
 	}

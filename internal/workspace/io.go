@@ -74,6 +74,10 @@ type WriteOptions struct {
 	// folder, which it sweeps, so a process killed mid-write leaves nothing among the
 	// user's files. A TempDir on another file system falls back to the target's folder.
 	TempDir string
+	// TakeTemp, when set, puts an empty file at TempDir/name and reports whether it
+	// did: the edit history keeps files made ahead, as creating one can take a
+	// millisecond. Used for a file that is replaced (its mode is then set exactly).
+	TakeTemp func(name string) bool
 }
 
 // WriteFile replaces (or creates) a regular file atomically: a temp file in the same
@@ -335,7 +339,10 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 	if o.TempDir != "" {
 		dir = o.TempDir
 	}
-	f, tmp, err := r.createTemp(dir, createMode)
+	f, tmp, err := r.takeTemp(dir, chmod, o)
+	if f == nil && err == nil {
+		f, tmp, err = r.createTemp(dir, createMode)
+	}
 	if o.TempDir != "" && errors.Is(err, fs.ErrNotExist) { // made on first use only
 		if err = r.dir.MkdirAll(o.TempDir, 0o700); err == nil {
 			f, tmp, err = r.createTemp(dir, createMode)
@@ -429,6 +436,24 @@ func (r *Root) copyInto(src, rel string) error {
 		return err
 	}
 	return r.dir.Remove(src)
+}
+
+// takeTemp opens a temp file o.TakeTemp put in dir; nil, nil when it put none.
+func (r *Root) takeTemp(dir string, chmod bool, o WriteOptions) (*os.File, string, error) {
+	if o.TakeTemp == nil || !chmod || dir != o.TempDir {
+		return nil, "", nil
+	}
+	name := tempPrefix + rand.Text() + ".tmp"
+	if !o.TakeTemp(name) {
+		return nil, "", nil
+	}
+	tmp := filepath.Join(dir, name)
+	f, err := r.dir.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		r.dir.Remove(tmp)
+		return nil, "", nil
+	}
+	return f, tmp, nil
 }
 
 // createTemp creates a new file with a random name in dir, exclusively.

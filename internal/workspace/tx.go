@@ -31,9 +31,11 @@ type Was struct {
 // must change all of its files or none. It is not crash-proof: a process killed during
 // Apply leaves the files it had reached changed.
 type Tx struct {
-	sync    bool
-	ops     []*txOp
-	applied int // ops[:applied] are in place
+	// TakeTemp, when set, is WriteOptions.TakeTemp for the staged writes.
+	TakeTemp func(name string) bool
+	sync     bool
+	ops      []*txOp
+	applied  int // ops[:applied] are in place
 }
 
 type opKind int
@@ -102,7 +104,7 @@ func (t *Tx) Verify() error {
 }
 
 func (t *Tx) opts(perm fs.FileMode) WriteOptions {
-	return WriteOptions{Perm: perm, Sync: t.sync, TempDir: StagingDir}
+	return WriteOptions{Perm: perm, Sync: t.sync, TempDir: StagingDir, TakeTemp: t.TakeTemp}
 }
 
 // Stage writes every new content to its temp file, and notes the folders a create or
