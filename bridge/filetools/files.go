@@ -61,7 +61,9 @@ type readOpts struct {
 // locks), compute the changes, then write them (write: refuse files with unsaved
 // changes in Neovim, log them in the edit history, put them in place) and reload
 // Neovim's buffers. Nothing is written when any step fails; a file another process
-// changed meanwhile makes the call start again from its read.
+// changed meanwhile makes the call start again from its read. An edit of one
+// existing file goes through the file's queue (queue.go), batched with the edits
+// sent alongside it.
 func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool string, paths []string, o readOpts, compute computeFunc) (*mcp.CallToolResult, error) {
 	conv, note, err := conversation(req)
 	if err != nil {
@@ -74,6 +76,9 @@ func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool strin
 	files, err := resolveAll(sc, paths, o.linkItself)
 	if err != nil {
 		return fail(err), nil
+	}
+	if len(files) == 1 && o == (readOpts{}) { // an edit of one existing file
+		return s.editInQueue(sc.pol, files[0], &queuedCall{ctx: ctx, conv: conv, note: note, tool: tool, compute: compute}), nil
 	}
 	defer lockAll(sc.pol, files)()
 	for attempt := 0; ; attempt++ {
@@ -211,6 +216,11 @@ func (s *Server) write(ctx context.Context, conv, tool string, changes []fileCha
 		commits = append(commits, history.StoreCommit{Store: store, Commit: c})
 	}
 	_, err := s.recordAll(ctx, commits)
+	return explainApplyError(err)
+}
+
+// explainApplyError says that a call whose files were put back recorded nothing.
+func explainApplyError(err error) error {
 	var ae *workspace.ApplyError
 	if errors.As(err, &ae) {
 		if len(ae.Lost) > 0 {

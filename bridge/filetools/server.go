@@ -63,6 +63,7 @@ type Server struct {
 	fixed    *workspace.Policy // from --root; nil when roots come from the client
 	sessions sync.Map          // session id → *session
 	stores   sync.Map          // root path → *history.Store
+	queues   sync.Map          // queueKey → *fileQueue (queue.go)
 	views    *views
 	// recordAll is history.RecordAll, which logs and applies a call's changes; tests
 	// wrap it to make a commit's files fail, benchmarks replace it to write without a

@@ -150,10 +150,14 @@ func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
 	return entries[0], nil
 }
 
-// StoreCommit is a commit to record in a store.
+// StoreCommit is a commit to record in a store, after the commits of the tool calls
+// batched before it on the same files (each a call of its own, in order, without
+// Files: Commit.Files puts the state after the last one on disk). All are logged
+// under one hold of the store's lock, and land together or not at all.
 type StoreCommit struct {
-	Store  *Store
-	Commit Commit
+	Store   *Store
+	Batched []Commit
+	Commit  Commit
 }
 
 // RecordAll records and applies commits of one call in several stores (a call that
@@ -170,7 +174,7 @@ func RecordAll(ctx context.Context, commits []StoreCommit) ([][]*Entry, error) {
 		}
 	}()
 	for _, p := range commits {
-		r, err := p.Store.record(ctx, p.Commit)
+		r, err := p.Store.record(ctx, append(p.Batched[:len(p.Batched):len(p.Batched)], p.Commit))
 		if err != nil {
 			for i := len(done) - 1; i >= 0; i-- {
 				err = done[i].undo(err)
@@ -194,8 +198,8 @@ type recording struct {
 	store   *Store
 	tx      *transaction
 	files   Files
-	changes []Change
-	entries []*Entry
+	changes []Change // the last commit's, which Files put on disk
+	entries []*Entry // every commit's, in order
 	unlock  func()
 }
 
@@ -209,18 +213,22 @@ func (r *recording) undo(cause error) error {
 	return cause
 }
 
-// record logs c and applies its files, returning with the store's lock held (unless
-// it fails: then nothing of c stays, and the lock is released).
-func (s *Store) record(ctx context.Context, c Commit) (*recording, error) {
-	if !ValidConversationID(c.Conversation) {
-		return nil, fmt.Errorf("invalid conversation id %q: use letters, digits, '_', '-' or '.'", c.Conversation)
+// record logs commits (the last one's Files put them on disk) and applies their
+// files, returning with the store's lock held (unless it fails: then nothing of
+// them stays, and the lock is released).
+func (s *Store) record(ctx context.Context, commits []Commit) (*recording, error) {
+	for _, c := range commits {
+		if !ValidConversationID(c.Conversation) {
+			return nil, fmt.Errorf("invalid conversation id %q: use letters, digits, '_', '-' or '.'", c.Conversation)
+		}
 	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &recording{store: s, tx: &transaction{store: s}, files: c.Files, unlock: unlock}
-	if err := r.run(c); err != nil {
+	last := commits[len(commits)-1]
+	r := &recording{store: s, tx: &transaction{store: s, files: last.Files}, files: last.Files, unlock: unlock}
+	if err := r.run(commits); err != nil {
 		unlock()
 		return nil, err
 	}
@@ -228,16 +236,15 @@ func (s *Store) record(ctx context.Context, c Commit) (*recording, error) {
 }
 
 // run is record's work under the lock: verify, stage while logging, apply.
-func (r *recording) run(c Commit) error {
-	if len(c.Changes) == 0 {
-		return nil
-	}
-	f := c.Files
+func (r *recording) run(commits []Commit) error {
+	last := commits[len(commits)-1]
+	f := last.Files
 	if f == nil {
-		var err error
-		if r.entries, err = r.store.logChanges(r.tx, c); err != nil {
+		entries, err := r.logAll(commits)
+		if err != nil {
 			r.tx.rollback()
 		}
+		r.entries = entries
 		return err
 	}
 	if err := f.Verify(); err != nil {
@@ -246,7 +253,7 @@ func (r *recording) run(c Commit) error {
 	var staging sync.WaitGroup
 	var stageErr error
 	staging.Go(func() { stageErr = f.Stage() })
-	entries, err := r.store.logChanges(r.tx, c)
+	entries, err := r.logAll(commits)
 	staging.Wait()
 	if err == nil {
 		err = stageErr
@@ -258,8 +265,36 @@ func (r *recording) run(c Commit) error {
 		r.tx.rollback()
 		return f.Undo(err)
 	}
-	r.entries, r.changes = entries, c.Changes
+	r.entries, r.changes = entries, last.Changes
 	return nil
+}
+
+// logAll logs commits in order. A change that starts from the bytes the change
+// before it ended with (a batched call) takes that change's hash instead of hashing
+// them again.
+func (r *recording) logAll(commits []Commit) ([]*Entry, error) {
+	var entries []*Entry
+	var prev *Change
+	for _, c := range commits {
+		if len(c.Changes) == 0 {
+			continue
+		}
+		if ch := &c.Changes[0]; prev != nil && ch.BeforeExists && sameBytes(ch.Before, prev.After) && prev.afterHash != "" {
+			ch.beforeHash = prev.afterHash
+		}
+		es, err := r.store.logChanges(r.tx, c)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, es...)
+		prev = &c.Changes[len(c.Changes)-1]
+	}
+	return entries, nil
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // logChanges hashes, diffs and logs c's changes in tx (after any change made
@@ -286,6 +321,7 @@ func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
 // it back.
 type transaction struct {
 	store    *Store
+	files    Files            // what puts the commit on disk; nil when it is there already
 	newFiles []string         // store files created (diffs, checkpoints)
 	logs     map[string]int64 // log name → size before the append
 	heads    map[string]*head // path → head before (nil: none)
@@ -463,7 +499,7 @@ func (t *transaction) checkpoint(c Commit, ch Change, path string) (*string, err
 		return nil, t.writeNew(base+".none", nil)
 	}
 	name := base + ".chkpt"
-	if t.linkCheckpoint(c, ch, name) {
+	if t.linkCheckpoint(ch, name) {
 		return strPtr(name), nil
 	}
 	if err := t.writeNew(name, ch.Before); err != nil {
@@ -484,13 +520,13 @@ func checkpointName(conv, path string) string {
 // nothing writes that file's inode again: the file tools put a new file in place by
 // rename (a new inode) or remove it, and Files does that right after the logging,
 // while Verify has just checked that the file is still the one Before was read
-// from. A Commit without Files (the file already holds its new bytes), a move (the
+// from. A commit without Files (the file already holds its new bytes), a move (the
 // inode lives on under the new name), a link that names another inode than the one
 // read, or a link the file system refuses, all get a copy. The replay checks every
 // checkpoint against hash_before, so even a write in the short window before the
 // rename shows as an error, never as wrong bytes.
-func (t *transaction) linkCheckpoint(c Commit, ch Change, name string) bool {
-	if c.Files == nil || ch.BeforeInfo == nil || !ch.BeforeInfo.Mode().IsRegular() ||
+func (t *transaction) linkCheckpoint(ch Change, name string) bool {
+	if t.files == nil || ch.BeforeInfo == nil || !ch.BeforeInfo.Mode().IsRegular() ||
 		(ch.Op != Edit && ch.Op != Replace && ch.Op != Delete) {
 		return false
 	}
