@@ -90,11 +90,16 @@ func (s *Store) prepare(ch *Change) error {
 			wg.Go(f)
 		}
 	}
+	knownBefore := ch.beforeHash // the after hash starts from its states, if kept
 	if ch.BeforeExists && ch.beforeHash == "" {
 		run(func() { ch.beforeHash = hashBytes(ch.Before) })
 	}
 	if ch.Op != Delete && ch.Op != Move {
-		run(func() { ch.afterHash = hashBytes(ch.After) })
+		if len(ch.After) >= rememberFrom {
+			run(func() { ch.afterHash = s.hashes.sum(ch.After, ch.Before, knownBefore) })
+		} else {
+			run(func() { ch.afterHash = hashBytes(ch.After) })
+		}
 	}
 	if ch.Op != Move {
 		after := ch.After

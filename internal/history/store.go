@@ -72,6 +72,7 @@ type Store struct {
 	known     *knownFiles // what this process learnt about the store's files
 	notes     []string    // from recovering an interrupted decision, until taken
 	blocks    *blockCache // parsed diffs (replay.go)
+	hashes    *hashStates // SHA-256 states of big contents (hashes.go)
 }
 
 // knownFiles remembers facts about the store's own files that only ever become true
@@ -91,7 +92,7 @@ func newKnownFiles() *knownFiles {
 // store is shared per directory within a process, so caches stay right.
 func newStore(files storeFiles, root *workspace.Root) *Store {
 	mu, _ := processLocks.LoadOrStore(files.dir, &sync.Mutex{})
-	return &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles(), blocks: &blockCache{}}
+	return &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles(), blocks: &blockCache{}, hashes: &hashStates{}}
 }
 
 // processLocks gives every store directory one mutex per process, so goroutines

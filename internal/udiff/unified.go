@@ -35,7 +35,7 @@ type window struct{ start, oldEnd, newEnd, line int }
 // changedWindow finds the window by comparing bytes, so that a small change to a huge
 // file costs no more than a few scans of memory instead of splitting every line.
 func changedWindow(old, new []byte, context int) window {
-	prefix := commonPrefixLen(old, new)
+	prefix := CommonPrefixLen(old, new)
 	prefix = bytes.LastIndexByte(old[:prefix], '\n') + 1 // whole lines
 	suffix := commonSuffixLen(old[prefix:], new[prefix:])
 	// The suffix must start a line in both texts: cut it after a newline inside it.
@@ -57,7 +57,8 @@ func changedWindow(old, new []byte, context int) window {
 // compareChunk is the block size for comparing with bytes.Equal, which is vectorized.
 const compareChunk = 4096
 
-func commonPrefixLen(a, b []byte) int {
+// CommonPrefixLen is how many bytes a and b begin with alike.
+func CommonPrefixLen(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i+compareChunk <= n && bytes.Equal(a[i:i+compareChunk], b[i:i+compareChunk]) {
