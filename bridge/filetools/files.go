@@ -170,9 +170,12 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 			return nil, errorf("%s is the workspace root folder itself; the file tools work on files inside it and never move or delete the root", f.Abs)
 		}
 		t := &target{file: f}
-		content, info, err := f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
+		content, info, err := s.readFile(f)
 		switch {
 		case err == nil:
+			if s.cfg.FileRead != nil {
+				s.cfg.FileRead(int64(len(content)))
+			}
 			t.Was = workspace.Was{Content: content, Exists: true, Info: info}
 			if !o.binaryOK {
 				if err := edit.CheckText(content); err != nil {
@@ -188,6 +191,18 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 		ts[i] = t
 	}
 	return ts, nil
+}
+
+// readFile reads f, or takes the bytes this server last wrote to it (contents.go).
+func (s *Server) readFile(f workspace.File) ([]byte, fs.FileInfo, error) {
+	if s.written.has(f.Abs) {
+		if info, err := f.Root.Stat(f.Rel); err == nil && info.Mode().IsRegular() && info.Size() <= s.cfg.MaxFileSize {
+			if b, ok := s.written.content(f.Abs, info); ok {
+				return b, info, nil
+			}
+		}
+	}
+	return f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
 }
 
 // write logs changes in the edit history of their workspace roots and puts them on

@@ -179,6 +179,9 @@ func (s *Server) writeBatch(ctx context.Context, calls []*queuedCall) error {
 	tx.Write(first.t.file, first.t.Was, last.after)
 	sc.Commit = commit(calls[len(calls)-1])
 	sc.Commit.Files = tx
-	_, err = s.recordAll(ctx, []history.StoreCommit{sc})
-	return explainApplyError(err)
+	if _, err = s.recordAll(ctx, []history.StoreCommit{sc}); err != nil {
+		return explainApplyError(err)
+	}
+	s.written.keep(first.t.file.Abs, tx.Written(first.t.file), last.after)
+	return nil
 }

@@ -39,13 +39,14 @@ type Buffers interface {
 
 // Config configures a Server.
 type Config struct {
-	Roots       []string // --root folders; empty: the client's MCP roots, else the working directory
-	Toolsets    []string // empty: all
-	MaxFileSize int64    // text files larger than this are refused (0: DefaultMaxFileSize)
-	MaxRead     int      // largest read result in bytes (0: DefaultMaxRead)
-	Sync        bool     // fsync written files and their folders
-	KeepSpares  bool     // keep files made ahead for the edit history's writes (a server that lives long)
-	Buffers     Buffers  // nil without Neovim
+	Roots       []string         // --root folders; empty: the client's MCP roots, else the working directory
+	Toolsets    []string         // empty: all
+	MaxFileSize int64            // text files larger than this are refused (0: DefaultMaxFileSize)
+	MaxRead     int              // largest read result in bytes (0: DefaultMaxRead)
+	Sync        bool             // fsync written files and their folders
+	KeepSpares  bool             // keep files made ahead for the edit history's writes (a server that lives long)
+	FileRead    func(size int64) // when set, told the size of every file a tool reads
+	Buffers     Buffers          // nil without Neovim
 	Version     string
 	Logf        func(format string, args ...any)
 }
@@ -64,6 +65,7 @@ type Server struct {
 	sessions sync.Map          // session id → *session
 	stores   sync.Map          // root path → *history.Store
 	queues   sync.Map          // queueKey → *fileQueue (queue.go)
+	written  written           // the content last written to big files (contents.go)
 	views    *views
 	// recordAll is history.RecordAll, which logs and applies a call's changes; tests
 	// wrap it to make a commit's files fail, benchmarks replace it to write without a

@@ -53,6 +53,7 @@ func runServe(args []string, stderr io.Writer) int {
 	logger := log.New(stderr, "mcpdiff serve: ", 0)
 	cfg := filetools.Config{
 		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, KeepSpares: true, Version: mcpdiff.Version, Logf: logger.Printf,
+		FileRead: keepHeapWarm().fileRead,
 	}
 	if *toolsets != "" && *toolsets != "all" {
 		cfg.Toolsets = strings.Split(*toolsets, ",")

@@ -129,6 +129,7 @@ type Staged struct {
 	data        []byte
 	mode        fs.FileMode
 	replacing   bool // rel existed: rename over it (its mode is kept)
+	info        fs.FileInfo
 	oldSize     int64
 	noClobber   bool // CreateFile: never replace a file that appeared meanwhile
 	o           WriteOptions
@@ -181,10 +182,15 @@ func (r *Root) stageNew(op, rel string, data []byte, o WriteOptions, noClobber b
 }
 
 func (st *Staged) writeTemp() error {
-	tmp, err := st.r.writeTemp(st.op, st.rel, st.data, st.mode, st.replacing, st.o)
-	st.tmp = tmp
+	tmp, info, err := st.r.writeTemp(st.op, st.rel, st.data, st.mode, st.replacing, st.o)
+	st.tmp, st.info = tmp, info
 	return err
 }
+
+// Info is the staged file's stat once written: a rename keeps its identity (inode,
+// size, modification time), so it is the file's after Commit, for as long as
+// nobody changes it.
+func (st *Staged) Info() fs.FileInfo { return st.info }
 
 // Commit puts the staged content in place: a rename (keeping an existing file's
 // mode), or for CreateFile a hard link that fails if the file appeared meanwhile.
@@ -327,10 +333,10 @@ func MoveFile(src, dst File) error {
 }
 
 // writeTemp writes data to a new temp file next to rel (or in o.TempDir) and
-// returns its name. With chmod, the file is created 0600 and given mode once written
+// returns its name and stat. With chmod, the file is created 0600 and given mode once written
 // (an existing file's mode, kept exactly); without, it is created with mode and the
 // umask applies.
-func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bool, o WriteOptions) (string, error) {
+func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bool, o WriteOptions) (string, fs.FileInfo, error) {
 	createMode := mode
 	if chmod {
 		createMode = 0o600
@@ -349,7 +355,7 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 		}
 	}
 	if err != nil {
-		return "", r.tempError(op, rel, o.TempDir, err)
+		return "", nil, r.tempError(op, rel, o.TempDir, err)
 	}
 	_, err = f.Write(data)
 	if err == nil && chmod {
@@ -358,14 +364,18 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 	if err == nil && o.Sync {
 		err = f.Sync()
 	}
+	var info fs.FileInfo
+	if err == nil {
+		info, err = f.Stat()
+	}
 	if closeErr := f.Close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {
 		r.dir.Remove(tmp)
-		return "", r.tempError(op, rel, o.TempDir, err)
+		return "", nil, r.tempError(op, rel, o.TempDir, err)
 	}
-	return tmp, nil
+	return tmp, info, nil
 }
 
 // tempError explains a failure to write the temp file of rel. When it is staged in

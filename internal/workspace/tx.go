@@ -53,7 +53,8 @@ type txOp struct {
 	dest    File // for a move
 	was     Was
 	content []byte
-	staged  *Staged  // nil once put in place or dropped
+	staged  *Staged // nil once put in place or dropped
+	written fs.FileInfo
 	newDirs []string // folders a create or move makes, deepest first
 }
 
@@ -151,8 +152,21 @@ func (t *Tx) apply(op *txOp) error {
 		return MoveFile(op.file, op.dest)
 	}
 	err := op.staged.Commit()
+	if err == nil {
+		op.written = op.staged.Info()
+	}
 	op.staged = nil
 	return err
+}
+
+// Written is the stat of the file Apply wrote at f (see Staged.Info); nil if none.
+func (t *Tx) Written(f File) fs.FileInfo {
+	for _, op := range t.ops[:t.applied] {
+		if op.file.Root == f.Root && op.file.Rel == f.Rel {
+			return op.written
+		}
+	}
+	return nil
 }
 
 // Undo takes back every change Apply put in place, newest first, and drops what was
