@@ -22,7 +22,7 @@ type headlessNeovim struct {
 
 func startNeovim(t *testing.T, bin string) *headlessNeovim {
 	t.Helper()
-	n := &headlessNeovim{dir: realDir(t, t.TempDir()), sock: filepath.Join(t.TempDir(), "nvim.sock")}
+	n := &headlessNeovim{dir: testenv.TempDir(t), sock: filepath.Join(t.TempDir(), "nvim.sock")}
 	n.file = filepath.Join(n.dir, "a.txt")
 	os.WriteFile(n.file, []byte("one\ntwo\n"), 0o644)
 	n.cmd = exec.Command(bin, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", n.sock, n.file)
@@ -38,7 +38,7 @@ func startNeovim(t *testing.T, bin string) *headlessNeovim {
 
 // serve starts mcpdiff serve on the folder, told about this Neovim through $NVIM.
 func (n *headlessNeovim) serve(t *testing.T) *session {
-	return startWith(t, n.dir, options{args: []string{"--root", n.dir}, env: []string{"NVIM=" + n.sock}})
+	return startWith(t, n.dir, testenv.MCPServer{Args: []string{"--root", n.dir}, Env: []string{"NVIM=" + n.sock}})
 }
 
 // With Neovim reachable ($NVIM / --nvim), a file with unsaved changes in it is never

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -82,11 +79,9 @@ func readFiles(path string) call { return call{"read_files", map[string]any{"pat
 
 // conn is one client connected to one running server.
 type conn struct {
-	srv    server
-	c      *client.Client
-	cmd    *exec.Cmd           // the server process, for its memory figures
-	stderr *testenv.SyncBuffer // what the server printed on stderr, for error messages
-	conv   string              // mcp_conversation_id to pass, once the server gave one
+	srv  server
+	c    *testenv.MCPClient
+	conv string // mcp_conversation_id to pass, once the server gave one
 }
 
 // connect starts srv on the workspace dir and completes the MCP handshake. A peer
@@ -97,32 +92,11 @@ func connect(b *testing.B, srv server, dir string) *conn {
 	if !ok {
 		b.Skipf("%s is not installed, so it is left out (%s)", srv.name, orUnknown(peerProblem))
 	}
-	cn := &conn{srv: srv, stderr: &testenv.SyncBuffer{}}
-	// The server must outlive the context Start is called with, so the command
-	// ignores it (exec.CommandContext would kill the server when it ends).
-	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
-		cn.cmd = exec.Command(command, args...)
-		cn.cmd.Env = append(os.Environ(), env...)
-		cn.cmd.Dir = dir
-		return cn.cmd, nil
-	}
-	tr := transport.NewStdioWithOptions(command, nil, srv.args(dir),
-		transport.WithCommandFunc(cmdFunc), transport.WithCommandStderrWriter(cn.stderr))
 	// Every server is spoken to with the same handshake: the newest protocol version
 	// that still uses initialize, which all three understand.
-	cn.c = client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-	if err := cn.c.Start(context.Background()); err != nil {
-		b.Fatalf("start %s: %v\n%s", srv.name, err, cn.stderr)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcpdiff-bench", Version: "1"}
-	if _, err := cn.c.Initialize(ctx, req); err != nil {
-		cn.c.Close()
-		b.Fatalf("initialize %s: %v\n%s", srv.name, err, cn.stderr)
-	}
-	return cn
+	c := testenv.StartMCP(b, testenv.MCPServer{Command: command, Args: srv.args(dir), Dir: dir,
+		Client: "mcpdiff-bench", ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION})
+	return &conn{srv: srv, c: c}
 }
 
 func orUnknown(s string) string {
@@ -160,12 +134,9 @@ func (cn *conn) edit(path, old, new string) call {
 func (cn *conn) try(c call) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = c.tool
-	req.Params.Arguments = c.args
-	res, err := cn.c.CallTool(ctx, req)
+	res, err := cn.c.Call(ctx, c.tool, c.args)
 	if err != nil {
-		return "", fmt.Errorf("%w\n%s", err, cn.stderr)
+		return "", fmt.Errorf("%w\n%s", err, cn.c.Stderr)
 	}
 	text := resultText(res)
 	if res.IsError {
@@ -198,10 +169,10 @@ func resultText(res *mcp.CallToolResult) string {
 
 // peakRSS is the server process's peak resident memory in bytes (Linux; 0 elsewhere).
 func (cn *conn) peakRSS() float64 {
-	if cn.cmd == nil || cn.cmd.Process == nil {
+	if cn.c.Cmd == nil || cn.c.Cmd.Process == nil {
 		return 0
 	}
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cn.cmd.Process.Pid), "status"))
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cn.c.Cmd.Process.Pid), "status"))
 	if err != nil {
 		return 0
 	}
