@@ -26,27 +26,8 @@ func testNvim(t testing.TB) string {
 func listeningNvim(t *testing.T) (addr string, v *nvimrpc.Nvim, cmd *exec.Cmd) {
 	t.Helper()
 	dir := t.TempDir()
-	addr = filepath.Join(dir, "nvim.sock")
-	cmd = exec.Command(testNvim(t), "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", addr)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+dir, "XDG_DATA_HOME="+dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var err error
-		v, err = nvimrpc.Dial(addr, nvimrpc.DialLogf(func(string, ...any) {}))
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Neovim never listened on %s: %v", addr, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Cleanup(func() { v.Close() })
-	return addr, v, cmd
+	n := testenv.ListenNeovim(t, testNvim(t), "", append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+dir, "XDG_DATA_HOME="+dir))
+	return n.Sock, n.Nvim, n.Cmd
 }
 
 func TestBuffersModifiedAndReload(t *testing.T) {

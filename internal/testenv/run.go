@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -57,4 +60,17 @@ func FirstMatch(tb testing.TB, r io.Reader, re *regexp.Regexp) string {
 		tb.Fatalf("no line matched %s within %v", re, WaitLimit)
 		return ""
 	}
+}
+
+// ProcessAlive tells whether pid still runs (a zombie counts as gone).
+func ProcessAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat))
+	return len(fields) < 3 || fields[2] != "Z"
 }

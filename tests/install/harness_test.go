@@ -21,7 +21,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -275,18 +274,9 @@ type session struct {
 // end of its start-up.
 func (u *user) start(nvimBin string) *session {
 	u.t.Helper()
-	v, err := nvimrpc.NewChildProcess(
-		nvimrpc.ChildProcessCommand(nvimBin),
-		nvimrpc.ChildProcessArgs("--embed", "--headless", "-i", "NONE", "-n"),
-		nvimrpc.ChildProcessEnv(u.env()),
-		nvimrpc.ChildProcessDir(u.ws),
-		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		u.t.Fatalf("start %s: %v", nvimBin, err)
-	}
+	v := testenv.EmbedNeovim(u.t, nvimBin, u.ws, u.env())
 	s := &session{t: u.t, v: v}
-	u.t.Cleanup(s.close)
+	u.t.Cleanup(func() { testenv.QuitNeovim(u.t, v) })
 	eventually(u.t, "Neovim's start-up to end (VimEnter)", func() bool {
 		var entered int
 		return v.Eval("v:vim_did_enter", &entered) == nil && entered == 1
@@ -300,30 +290,6 @@ func (s *session) lua(code string, result any, args ...any) {
 	if err := s.v.ExecLua(code, result, args...); err != nil {
 		s.t.Fatalf("lua: %v\n%s", err, code)
 	}
-}
-
-// close quits Neovim and waits for the bridge it started to end.
-func (s *session) close() {
-	var jobPID int
-	_ = s.v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; return b and b.job_pid() or 0`, &jobPID)
-	_ = s.v.Close()
-	deadline := time.Now().Add(waitLimit)
-	for jobPID > 0 && syscall.Kill(jobPID, 0) == nil && !zombie(jobPID) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if jobPID > 0 && syscall.Kill(jobPID, 0) == nil && !zombie(jobPID) {
-		s.t.Errorf("the bridge (pid %d) still runs after Neovim quit", jobPID)
-		_ = syscall.Kill(jobPID, syscall.SIGKILL)
-	}
-}
-
-func zombie(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) > 2 && fields[2] == "Z"
 }
 
 // checkHelp checks that `:help mcpdiff` opens the help file of the plugin in dir.

@@ -567,7 +567,7 @@ func TestInlineQuitAll(t *testing.T) {
 				s.input(keys)
 				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
 				eventually(t, "Neovim and the bridge to exit", func() bool {
-					return !processAlive(s.pid) && !processAlive(info.JobPID)
+					return !testenv.ProcessAlive(s.pid) && !testenv.ProcessAlive(info.JobPID)
 				})
 			})
 		}

@@ -41,16 +41,7 @@ func startEditor(b *testing.B, layout string) *editor {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	v, err := nvimrpc.NewChildProcess(
-		nvimrpc.ChildProcessCommand(nvimBin),
-		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
-		nvimrpc.ChildProcessEnv(isolatedEnv(home)),
-		nvimrpc.ChildProcessDir(ws),
-		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		b.Fatal(err)
-	}
+	v := testenv.EmbedNeovim(b, nvimBin, ws, isolatedEnv(home), "-u", "NONE")
 	b.Cleanup(func() { v.Close() })
 	e := &editor{v: v, ws: ws, opened: make(chan struct{}, 16), flushed: make(chan time.Time, 16)}
 	// Notifications arrive in order on one goroutine: the first flush after
@@ -59,7 +50,7 @@ func startEditor(b *testing.B, layout string) *editor {
 	if err := v.RegisterHandler("opened", func() { armed = true; e.opened <- struct{}{} }); err != nil {
 		b.Fatal(err)
 	}
-	err = v.RegisterHandler("redraw", func(updates ...[]any) {
+	err := v.RegisterHandler("redraw", func(updates ...[]any) {
 		for _, u := range updates {
 			if name, _ := u[0].(string); name == "flush" && armed {
 				armed = false
