@@ -54,6 +54,19 @@ func EventuallyWithin(tb testing.TB, limit time.Duration, what string, cond func
 	}
 }
 
+// Receive waits for a value on ch and returns it, failing the test after WaitLimit.
+func Receive[T any](tb testing.TB, ch <-chan T, what string) T {
+	tb.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(WaitLimit):
+		tb.Fatalf("timed out waiting for %s", what)
+		var zero T
+		return zero
+	}
+}
+
 // Updating tells whether golden files are rewritten (UPDATE_SNAPSHOTS=1) rather than
 // compared.
 func Updating() bool { return os.Getenv("UPDATE_SNAPSHOTS") == "1" }

@@ -116,17 +116,8 @@ func (e *editor) cycle(b *testing.B, path, proposal string, n int, edit bool) (o
 	b.Helper()
 	tab := fmt.Sprintf("✻ [Claude Code] %s (%06x) ⧉", filepath.Base(path), n)
 	answer, start := e.client.OpenDiffAt(path, proposal, tab)
-	select {
-	case <-e.opened:
-	case <-time.After(testenv.WaitLimit):
-		b.Fatal("the diff was never opened")
-	}
-	select {
-	case drawn := <-e.flushed:
-		open = drawn.Sub(start)
-	case <-time.After(testenv.WaitLimit):
-		b.Fatal("the diff was never drawn")
-	}
+	testenv.Receive(b, e.opened, "the diff to open")
+	open = testenv.Receive(b, e.flushed, "the diff to be drawn").Sub(start)
 	if edit {
 		start := time.Now()
 		if err := e.v.SetBufferLines(0, 0, 1, false, [][]byte{[]byte("edited by the user")}); err != nil {
