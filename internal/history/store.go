@@ -104,9 +104,6 @@ func Open(root *workspace.Root) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFormat(files); err != nil {
-		return nil, err
-	}
 	for _, sub := range []string{"logs", "diffs", "checkpoints", "tmp"} {
 		if err := files.root.MkdirAll(sub, 0o700); err != nil {
 			return nil, files.fail("create", sub, err)
@@ -127,14 +124,12 @@ func OpenExisting(root *workspace.Root) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFormat(files); err != nil {
-		return nil, err
-	}
 	return newStore(files, root), nil
 }
 
-// openFiles opens root's .mcp/edit_history as an *os.Root. A store reached through a
-// symlink that leaves the workspace is refused: writing there would write outside it.
+// openFiles opens root's .mcp/edit_history as an *os.Root, and checks that this
+// mcpdiff reads its format. A store reached through a symlink that leaves the
+// workspace is refused: writing there would write outside it.
 func openFiles(root *workspace.Root, create bool) (storeFiles, error) {
 	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
 	// Nor may it be reached through a symlink inside the workspace (.mcp -> cache):
@@ -151,7 +146,11 @@ func openFiles(root *workspace.Root, create bool) (storeFiles, error) {
 	if err != nil {
 		return storeFiles{}, fmt.Errorf("open the edit history in %s: %w", root.Path(), err)
 	}
-	return storeFiles{root: r, dir: dir}, nil
+	files := storeFiles{root: r, dir: dir}
+	if err := checkFormat(files); err != nil {
+		return storeFiles{}, err
+	}
+	return files, nil
 }
 
 // Find walks up from dir to the nearest folder holding .mcp/edit_history, the way git
