@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,4 +74,18 @@ func ProcessAlive(pid int) bool {
 	}
 	fields := strings.Fields(string(stat))
 	return len(fields) < 3 || fields[2] != "Z"
+}
+
+// StatusKB is a field of /proc/PID/status that Linux gives in kB (VmRSS, VmHWM).
+func StatusKB(pid int, field string) (int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }

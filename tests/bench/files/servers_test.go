@@ -3,10 +3,7 @@ package files
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,17 +169,11 @@ func (cn *conn) peakRSS() float64 {
 	if cn.c.Cmd == nil || cn.c.Cmd.Process == nil {
 		return 0
 	}
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cn.c.Cmd.Process.Pid), "status"))
+	kb, err := testenv.StatusKB(cn.c.Cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	return float64(kb) * 1024
 }
 
 func (cn *conn) close() { cn.c.Close() }

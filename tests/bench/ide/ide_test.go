@@ -201,15 +201,10 @@ func oneMessage(m ideclient.Message) <-chan ideclient.Message {
 // rssKB reads a process's resident set size.
 func rssKB(b *testing.B, pid int) int {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := testenv.StatusKB(pid, "VmRSS")
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(data)
-	if m == nil {
-		b.Fatal("no VmRSS in /proc/pid/status")
-	}
-	n, _ := strconv.Atoi(string(m[1]))
 	return n
 }
 
