@@ -1,8 +1,10 @@
 package testenv
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +57,23 @@ func ListenNeovim(tb testing.TB, bin, dir string, env []string, args ...string) 
 	})
 	tb.Cleanup(func() { n.Close() })
 	return n
+}
+
+// WaitBridge waits, up to limit, until the plugin in v runs its bridge and the bridge
+// has written its lock file in configDir/ide (configDir is $CLAUDE_CONFIG_DIR), and
+// returns the bridge's port.
+func WaitBridge(tb testing.TB, v *nvimrpc.Nvim, configDir string, limit time.Duration) int {
+	tb.Helper()
+	var port int
+	EventuallyWithin(tb, limit, "the bridge to start and write its lock file", func() bool {
+		_ = v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; local i = b and b.info(); return i and i.port or 0`, &port)
+		if port == 0 {
+			return false
+		}
+		_, err := os.Stat(filepath.Join(configDir, "ide", strconv.Itoa(port)+".lock"))
+		return err == nil
+	})
+	return port
 }
 
 // QuitNeovim closes v, which quits Neovim, and waits for the plugin's bridge, when

@@ -299,16 +299,7 @@ require("mcpdiff").setup(opts)`, nil, repoRoot, setup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var port int
-	eventually(t, "the bridge's lock file", func() bool {
-		v.ExecLua(`local i = require("mcpdiff.bridge").info(); return i and i.port or 0`, &port)
-		if port == 0 {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(w.config, "ide", fmt.Sprintf("%d.lock", port)))
-		return err == nil
-	}, nil)
-	return v, port
+	return v, testenv.WaitBridge(t, v, w.config, waitLimit)
 }
 
 // tmuxClaude is claude running in a private tmux server.

@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,17 +139,9 @@ func commitAll(dir, message string) error {
 // nvimVersion is the version `nvim --version` prints first, as [major, minor, patch].
 func nvimVersion(t *testing.T, bin string) [3]int {
 	t.Helper()
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", bin, err)
-	}
-	m := regexp.MustCompile(`NVIM v(\d+)\.(\d+)\.(\d+)`).FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("%s --version: no version in %q", bin, out)
-	}
 	var v [3]int
-	for i := range v {
-		v[i], _ = strconv.Atoi(m[i+1])
+	if _, err := fmt.Sscanf(testenv.NeovimVersion(bin), "NVIM v%d.%d.%d", &v[0], &v[1], &v[2]); err != nil {
+		t.Fatalf("%s --version: no version: %v", bin, err)
 	}
 	return v
 }
@@ -332,16 +323,7 @@ func (s *session) checkHealth() string {
 // waitBridge waits for the bridge to run and write its lock file, and returns its port.
 func (s *session) waitBridge(lockDir string) int {
 	s.t.Helper()
-	var port int
-	eventually(s.t, "the bridge to start and write its lock file", func() bool {
-		s.lua(`local b = package.loaded["mcpdiff.bridge"]; local i = b and b.info(); return i and i.port or 0`, &port)
-		if port == 0 {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(lockDir, "ide", strconv.Itoa(port)+".lock"))
-		return err == nil
-	})
-	return port
+	return testenv.WaitBridge(s.t, s.v, lockDir, waitLimit)
 }
 
 // loadedModules lists the mcpdiff Lua modules loaded so far.
