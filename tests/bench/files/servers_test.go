@@ -46,30 +46,26 @@ var (
 		},
 		conversations: true,
 	}
-	reference = server{
-		name:    "reference",
-		command: func() (string, bool) { c, ok := peers["reference"]; return c, ok },
-		args:    func(dir string) []string { return []string{dir} },
-		read: func(path string) call {
-			return call{"read_text_file", map[string]any{"path": path}}
-		},
-		edit: func(path, old, new string) call {
-			return call{"edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"oldText": old, "newText": new}}}}
-		},
-	}
-	mark3labs = server{
-		name:    "mark3labs",
-		command: func() (string, bool) { c, ok := peers["mark3labs"]; return c, ok },
-		args:    func(dir string) []string { return []string{dir} },
-		read: func(path string) call {
-			return call{"read_file", map[string]any{"path": path}}
-		},
-		edit: func(path, old, new string) call {
-			return call{"modify_file", map[string]any{"path": path, "find": old, "replace": new}}
-		},
-	}
+	reference = peer("reference", "read_text_file", func(path, old, new string) call {
+		return call{"edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"oldText": old, "newText": new}}}}
+	})
+	mark3labs = peer("mark3labs", "read_file", func(path, old, new string) call {
+		return call{"modify_file", map[string]any{"path": path, "find": old, "replace": new}}
+	})
 	servers = []server{mcpdiff, reference, mark3labs}
 )
+
+// peer is a peer server that scripts/peers installed, serving the folder it is given:
+// read is the tool that reads a whole file, edit the call that replaces a string.
+func peer(name, read string, edit func(path, old, new string) call) server {
+	return server{
+		name:    name,
+		command: func() (string, bool) { c, ok := peers[name]; return c, ok },
+		args:    func(dir string) []string { return []string{dir} },
+		read:    func(path string) call { return call{read, map[string]any{"path": path}} },
+		edit:    edit,
+	}
+}
 
 // readFiles is mcpdiff's batch-toolkit read, the other whole-file read it offers.
 func readFiles(path string) call { return call{"read_files", map[string]any{"path": path}} }
