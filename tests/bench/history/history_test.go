@@ -37,7 +37,7 @@ func newWS(b *testing.B) *ws {
 // edit records and writes one edit of the file rel from before to after.
 func (w *ws) edit(b *testing.B, conv, rel string, before, after []byte) *history.Entry {
 	b.Helper()
-	return testenv.Record(b, w.store, w.root, conv, history.Change{Op: history.Edit, Path: filepath.Join(w.dir, rel), Before: before, BeforeExists: true, After: after})
+	return testenv.RecordEdit(b, w.store, w.root, conv, rel, before, after)
 }
 
 func (w *ws) write(b *testing.B, rel string, lines []string) {

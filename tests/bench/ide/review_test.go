@@ -112,7 +112,7 @@ func recordLine(b *testing.B, store *history.Store, root *workspace.Root, conv, 
 	before := []byte(strings.Join(lines, ""))
 	lines[n] = fmt.Sprintf("line %d: EDITED by the agent at %d\n", n+1, time.Now().UnixNano())
 	after := []byte(strings.Join(lines, ""))
-	testenv.Record(b, store, root, conv, history.Change{Op: history.Edit, Path: filepath.Join(root.Path(), rel), Before: before, BeforeExists: true, After: after})
+	testenv.RecordEdit(b, store, root, conv, rel, before, after)
 }
 
 // waitSigns waits until the buffer of path shows n signs of pending edits.
