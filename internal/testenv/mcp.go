@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -62,23 +63,33 @@ func StartMCP(tb testing.TB, s MCPServer) *MCPClient {
 	}
 	m.Client = client.NewClient(tr, opts...)
 	tb.Cleanup(func() { m.Close() })
-	// Start's context also serves the server's requests (roots/list) later on.
-	if err := m.Start(context.Background()); err != nil {
-		tb.Fatalf("start %s: %v\n%s", command, err, m.Stderr)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if err := Handshake(ctx, m.Client, s.Client, s.Roots != nil); err != nil {
+		tb.Fatalf("start %s: %v\n%s", command, err, m.Stderr)
+	}
+	return m
+}
+
+// Handshake starts c and completes the MCP handshake within ctx, introducing the
+// client as name; with roots, it declares the roots capability as a client that
+// supports roots does.
+func Handshake(ctx context.Context, c *client.Client, name string, roots bool) error {
+	// Start's context also serves the server's requests (roots/list) later on.
+	if err := c.Start(context.Background()); err != nil {
+		return err
+	}
 	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: s.Client, Version: "1"}
-	if s.Roots != nil {
+	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	if roots {
 		req.Params.Capabilities.Roots = &struct {
 			ListChanged bool `json:"listChanged,omitempty"`
 		}{ListChanged: true}
 	}
-	if _, err := m.Initialize(ctx, req); err != nil {
-		tb.Fatalf("initialize %s: %v\n%s", command, err, m.Stderr)
+	if _, err := c.Initialize(ctx, req); err != nil {
+		return fmt.Errorf("initialize: %w", err)
 	}
-	return m
+	return nil
 }
 
 // Call calls tool with args.
