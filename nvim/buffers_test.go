@@ -3,7 +3,6 @@ package nvim
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
-	nvimrpc "github.com/neovim/go-client/nvim"
 )
 
 // testNvim returns the first Neovim found (see testenv.Neovims).
@@ -22,35 +20,22 @@ func testNvim(t testing.TB) string {
 }
 
 // listeningNvim starts a headless Neovim listening on a socket, as a user's Neovim
-// runs `mcpdiff serve` with $NVIM set. It returns the socket and a client to drive it.
-func listeningNvim(t *testing.T) (addr string, v *nvimrpc.Nvim, cmd *exec.Cmd) {
+// runs `mcpdiff serve` with $NVIM set, and connects Buffers to it.
+func listeningNvim(t *testing.T) (*testenv.ListeningNeovim, *Buffers) {
 	t.Helper()
 	dir := t.TempDir()
-	addr = filepath.Join(dir, "nvim.sock")
-	cmd = exec.Command(testNvim(t), "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", addr)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+dir, "XDG_DATA_HOME="+dir)
-	if err := cmd.Start(); err != nil {
+	n := testenv.ListenNeovim(t, testNvim(t), "", append(os.Environ(), "HOME="+dir, "XDG_STATE_HOME="+dir, "XDG_DATA_HOME="+dir))
+	b, err := Dial(n.Sock)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var err error
-		v, err = nvimrpc.Dial(addr, nvimrpc.DialLogf(func(string, ...any) {}))
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Neovim never listened on %s: %v", addr, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Cleanup(func() { v.Close() })
-	return addr, v, cmd
+	t.Cleanup(func() { b.Close() })
+	return n, b
 }
 
 func TestBuffersModifiedAndReload(t *testing.T) {
-	addr, v, _ := listeningNvim(t)
+	n, b := listeningNvim(t)
+	v := n.Nvim
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.txt")
 	if err := os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
@@ -59,11 +44,6 @@ func TestBuffersModifiedAndReload(t *testing.T) {
 	if err := v.Command("edit " + path + " | normal! 2G"); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 
 	if modified, err := b.Modified(path); err != nil || modified {
 		t.Fatalf("Modified(unchanged buffer) = %v, %v", modified, err)
@@ -114,19 +94,14 @@ func TestBuffersModifiedAndReload(t *testing.T) {
 // Once Neovim has exited, the file tools go on without buffer checks: Modified
 // reports false without error, Reload does nothing.
 func TestBuffersWhenNeovimIsGone(t *testing.T) {
-	addr, _, cmd := listeningNvim(t)
-	b, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	n, b := listeningNvim(t)
 	var logs syncLog
 	b.Logf = logs.printf
 	if _, err := b.Modified("/tmp/x"); err != nil {
 		t.Fatalf("Modified with Neovim running: %v", err)
 	}
-	cmd.Process.Kill()
-	cmd.Wait()
+	n.Cmd.Process.Kill()
+	n.Cmd.Wait()
 	for i := 0; i < 2; i++ {
 		if modified, err := b.Modified("/tmp/x"); err != nil || modified {
 			t.Fatalf("Modified with Neovim gone = %v, %v; want false, nil", modified, err)
@@ -138,32 +113,25 @@ func TestBuffersWhenNeovimIsGone(t *testing.T) {
 	if got := logs.lines(); len(got) != 1 || !strings.Contains(got[0], "no more checks") {
 		t.Fatalf("logged %q, want one line saying the checks stopped", got)
 	}
-	if _, err := Dial(addr); err == nil || !strings.Contains(err.Error(), addr) {
-		t.Fatalf("Dial to a dead socket: %v, want an error naming %s", err, addr)
+	if _, err := Dial(n.Sock); err == nil || !strings.Contains(err.Error(), n.Sock) {
+		t.Fatalf("Dial to a dead socket: %v, want an error naming %s", err, n.Sock)
 	}
 }
 
 // A check that fails while Neovim is connected must not look like "no unsaved
 // changes": the caller refuses the write.
 func TestBuffersWhenNeovimIsBusy(t *testing.T) {
-	addr, v, _ := listeningNvim(t)
-	b, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	n, b := listeningNvim(t)
+	v := n.Nvim
 	b.Timeout = 200 * time.Millisecond
 	// A long-running command blocks Neovim's loop: requests wait until it ends.
 	busy := filepath.Join(t.TempDir(), "busy")
 	go v.ExecLua(`io.open(..., "w"):close() local t = os.clock() while os.clock() - t < 5 do end`, nil, busy)
-	deadline := time.Now().Add(20 * time.Second)
-	for _, err := os.Stat(busy); err != nil; _, err = os.Stat(busy) {
-		if time.Now().After(deadline) {
-			t.Fatal("Neovim never got busy")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	_, err = b.Modified("/tmp/x")
+	testenv.Eventually(t, "Neovim to get busy", func() bool {
+		_, err := os.Stat(busy)
+		return err == nil
+	})
+	_, err := b.Modified("/tmp/x")
 	if err == nil || !strings.Contains(err.Error(), "could not ask Neovim whether /tmp/x has unsaved changes: no answer within 200ms") ||
 		!strings.HasSuffix(err.Error(), "; retry") {
 		t.Fatalf("Modified on a busy Neovim: %v, want a refusal that says why and to retry", err)
@@ -175,16 +143,12 @@ func TestBuffersWhenNeovimIsBusy(t *testing.T) {
 
 // An error from Neovim itself refuses too, and the checks go on afterwards.
 func TestBuffersWhenNeovimAnswersWithAnError(t *testing.T) {
-	addr, v, _ := listeningNvim(t)
-	b, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	n, b := listeningNvim(t)
+	v := n.Nvim
 	if err := v.ExecLua(`_G.real_list_bufs = vim.api.nvim_list_bufs; vim.api.nvim_list_bufs = function() error("boom") end`, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Modified("/tmp/x")
+	_, err := b.Modified("/tmp/x")
 	if err == nil || !strings.Contains(err.Error(), "could not ask Neovim whether /tmp/x has unsaved changes: ") ||
 		!strings.Contains(err.Error(), "boom") || !strings.HasSuffix(err.Error(), "; retry") {
 		t.Fatalf("Modified when Neovim fails: %v, want a refusal naming the cause", err)

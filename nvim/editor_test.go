@@ -11,6 +11,7 @@ import (
 	nvimrpc "github.com/neovim/go-client/nvim"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // pluginNvim starts an embedded Neovim with the plugin's Lua on the runtimepath
@@ -18,19 +19,9 @@ import (
 func pluginNvim(tb testing.TB) *nvimrpc.Nvim {
 	tb.Helper()
 	dir := tb.TempDir()
-	v, err := nvimrpc.NewChildProcess(
-		nvimrpc.ChildProcessCommand(testNvim(tb)),
-		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
-		nvimrpc.ChildProcessEnv([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_STATE_HOME=" + dir}),
-		nvimrpc.ChildProcessDir(dir),
-		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	v := testenv.EmbedNeovim(tb, testNvim(tb), dir, testenv.Env("HOME="+dir, "XDG_STATE_HOME="+dir), "-u", "NONE")
 	tb.Cleanup(func() { v.Close() })
-	root, _ := filepath.Abs("..")
-	if err := v.ExecLua(`vim.opt.rtp:prepend(...)`, nil, root); err != nil {
+	if err := v.ExecLua(`vim.opt.rtp:prepend(...)`, nil, testenv.RepoRoot()); err != nil {
 		tb.Fatal(err)
 	}
 	return v

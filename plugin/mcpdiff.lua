@@ -7,54 +7,40 @@ vim.g.loaded_mcpdiff = true
 
 local command = vim.api.nvim_create_user_command
 
-command("McpDiffStart", function()
-  require("mcpdiff.bridge").start()
-end, { desc = "mcpdiff: start the bridge (IDE server for Claude Code)" })
-
-command("McpDiffStop", function()
-  require("mcpdiff.bridge").stop()
-end, { desc = "mcpdiff: stop the bridge, remove its lock file" })
-
-command("McpDiffStatus", function()
-  require("mcpdiff.review").open()
-end, { desc = "mcpdiff: bridge status and edit history review" })
+-- The commands without arguments: name, module, the module's function, description.
+local plain = {
+  { "McpDiffStart", "mcpdiff.bridge", "start", "start the bridge (IDE server for Claude Code)" },
+  { "McpDiffStop", "mcpdiff.bridge", "stop", "stop the bridge, remove its lock file" },
+  { "McpDiffStatus", "mcpdiff.review", "open", "bridge status and edit history review" },
+  { "McpDiffQuickfix", "mcpdiff", "quickfix", "pending edits of the history in the quickfix list" },
+  { "McpDiffNextHunk", "mcpdiff", "next_hunk", "go to the next pending edit" },
+  { "McpDiffPrevHunk", "mcpdiff", "prev_hunk", "go to the previous pending edit" },
+  { "McpDiffPreviewHunk", "mcpdiff", "preview_hunk", "preview the pending edit under the cursor" },
+}
+for _, c in ipairs(plain) do
+  local name, module, fn, desc = c[1], c[2], c[3], c[4]
+  command(name, function()
+    require(module)[fn]()
+  end, { desc = "mcpdiff: " .. desc })
+end
 
 -- range: { line1, line2 } when the command was given a range, else nil.
 local function range_of(args)
   return args.range > 0 and { args.line1, args.line2 } or nil
 end
 
-command("McpDiffAccept", function(args)
-  require("mcpdiff").accept(args.args, range_of(args))
-end, {
-  nargs = "?",
-  range = true,
-  desc = "mcpdiff: accept the diff in view (or its hunks in range), or history edits (of these lines)",
-})
-
-command("McpDiffReject", function(args)
-  require("mcpdiff").reject(args.args, range_of(args))
-end, {
-  nargs = "?",
-  range = true,
-  desc = "mcpdiff: reject the diff in view (or its hunks in range), or history edits (of these lines)",
-})
-
-command("McpDiffQuickfix", function()
-  require("mcpdiff").quickfix()
-end, { desc = "mcpdiff: pending edits of the history in the quickfix list" })
-
-command("McpDiffNextHunk", function()
-  require("mcpdiff").next_hunk()
-end, { desc = "mcpdiff: go to the next pending edit" })
-
-command("McpDiffPrevHunk", function()
-  require("mcpdiff").prev_hunk()
-end, { desc = "mcpdiff: go to the previous pending edit" })
-
-command("McpDiffPreviewHunk", function()
-  require("mcpdiff").preview_hunk()
-end, { desc = "mcpdiff: preview the pending edit under the cursor" })
+-- :McpDiffAccept and :McpDiffReject decide alike, each the other way.
+for name, decision in pairs({ McpDiffAccept = "accept", McpDiffReject = "reject" }) do
+  command(name, function(args)
+    require("mcpdiff")[decision](args.args, range_of(args))
+  end, {
+    nargs = "?",
+    range = true,
+    desc = "mcpdiff: "
+      .. decision
+      .. " the diff in view (or its hunks in range), or history edits (of these lines)",
+  })
+end
 
 command("McpDiffSend", function(args)
   require("mcpdiff").send(args.line1, args.line2, args.range > 0)

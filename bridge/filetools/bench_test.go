@@ -84,13 +84,7 @@ func newBenchClient(b *testing.B, noHistory bool, content string) *benchClient {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	if err := testenv.Handshake(context.Background(), c, "bench", false); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })

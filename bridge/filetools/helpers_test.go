@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // testClient is an in-process MCP client of a Server, as the agent sees it.
@@ -40,20 +41,11 @@ func serveServer(t *testing.T, cfg Config) (*testClient, *Server) {
 	return initialize(t, c, false), srv
 }
 
-// initialize starts c and declares the roots capability when roots is set.
+// initialize starts c and completes the handshake, declaring the roots capability
+// when roots is set; c is closed when the test ends.
 func initialize(t *testing.T, c *client.Client, roots bool) *testClient {
 	t.Helper()
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "bridge-test", Version: "1"}
-	if roots {
-		req.Params.Capabilities.Roots = &struct {
-			ListChanged bool `json:"listChanged,omitempty"`
-		}{ListChanged: true}
-	}
-	if _, err := c.Initialize(t.Context(), req); err != nil {
+	if err := testenv.Handshake(t.Context(), c, "bridge-test", roots); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })

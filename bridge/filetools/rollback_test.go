@@ -24,12 +24,7 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 	sub := filepath.Join(root, "sub")
 	// Once the new contents are staged, b.txt's folder becomes a file: putting b.txt
 	// in place, the third change, fails.
-	sabotage(srv, b, sabotaged{afterStage: func() error {
-		if err := os.Rename(sub, sub+".away"); err != nil {
-			return err
-		}
-		return os.WriteFile(sub, []byte("not a folder"), 0o644)
-	}})
+	sabotage(srv, b, sabotaged{afterStage: func() error { return folderToFile(sub) }})
 	args := map[string]any{"path": []any{"a.txt", "new/deep/c.txt", "sub/b.txt"}, "content": []any{"A2\n", "C\n", "B2\n"}, "line_count": 1}
 	c.fails("write_files", args, "sub/b.txt", "nothing was changed", "2 change(s)", "undone", "nothing was recorded")
 
@@ -61,6 +56,15 @@ func TestMultiFileCallIsUndoneWhenALaterWriteFails(t *testing.T) {
 			t.Errorf("entry %s: status %s, tool %s", e.FilePath, e.Status, e.ToolName)
 		}
 	}
+}
+
+// folderToFile moves the folder dir aside, to dir.away, and puts a file in its place,
+// so that writing into dir fails.
+func folderToFile(dir string) error {
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		return err
+	}
+	return os.WriteFile(dir, []byte("not a folder"), 0o644)
 }
 
 // Every kind of change is taken back when a later step of the call fails: an edit
@@ -124,10 +128,7 @@ func TestFailedUndoNamesTheFileLeftChanged(t *testing.T) {
 	d := filepath.Join(root, "d")
 	sabotage(srv, b, sabotaged{afterApply: func() error {
 		// a.txt's folder goes away: its old content cannot be written back.
-		if err := os.Rename(d, d+".away"); err != nil {
-			return err
-		}
-		if err := os.WriteFile(d, nil, 0o644); err != nil {
+		if err := folderToFile(d); err != nil {
 			return err
 		}
 		return errors.New("simulated failure")

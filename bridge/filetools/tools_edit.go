@@ -29,14 +29,14 @@ func (s *Server) editTools() []serverTool {
 			mcp.WithBoolean("dry_run", mcp.Description("Only show the unified diff of the change. Default false.")),
 			withConversation(),
 			writes(true, false),
-		), s.editFile},
+		), typed(s.editFile)},
 		{"edit", mcp.NewTool("create_file",
 			mcp.WithDescription("Create a new file with the given content (missing folders are created). Fails if the file exists: use write_file to replace a file."),
 			withPath("path", "The file to create."),
 			mcp.WithString("content", mcp.Required(), mcp.Description("The whole content of the new file.")),
 			withConversation(),
 			writes(false, false),
-		), s.createFile},
+		), typed(s.createFile)},
 		{"edit", mcp.NewTool("write_file",
 			mcp.WithDescription("Write a file's whole content, creating it (and missing folders) or replacing it. An existing "+
 				"file keeps its mode, UTF-8 BOM and CRLF line endings. Prefer edit_file or edit_text_file for small changes."),
@@ -44,20 +44,20 @@ func (s *Server) editTools() []serverTool {
 			mcp.WithString("content", mcp.Required(), mcp.Description("The whole new content.")),
 			withConversation(),
 			writes(true, true),
-		), s.writeFile},
+		), typed(s.writeFile)},
 		{"edit", mcp.NewTool("move_file",
 			mcp.WithDescription("Move or rename a file. Fails if the destination exists. Missing folders of the destination are created."),
 			withPath("source", "The file to move."),
 			withPath("destination", "Its new path."),
 			withConversation(),
 			writes(false, false),
-		), s.moveFile},
+		), typed(s.moveFile)},
 		{"edit", mcp.NewTool("delete_file",
 			mcp.WithDescription("Delete a file. The edit history keeps its content, so the user can restore it by rejecting this edit."),
 			withPath("path", "The file to delete."),
 			withConversation(),
 			writes(true, false),
-		), s.deleteFile},
+		), typed(s.deleteFile)},
 		{"edit", mcp.NewTool("edit_file_diff",
 			mcp.WithDescription("Apply a unified diff to a file (hunks starting with \"@@ -12,3 +12,4 @@\", lines prefixed by ' ', '-' "+
 				"or '+'; \"---\"/\"+++\" headers optional). Every hunk's context and removed lines must match the file "+
@@ -66,21 +66,43 @@ func (s *Server) editTools() []serverTool {
 			mcp.WithString("diff", mcp.Required(), mcp.Description("The unified diff.")),
 			withConversation(),
 			writes(true, false),
-		), s.editFileDiff},
+		), typed(s.editFileDiff)},
 	}
 }
 
-func (s *Server) editFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		Path       string `json:"path"`
-		OldString  string `json:"old_string"`
-		NewString  string `json:"new_string"`
-		ReplaceAll bool   `json:"replace_all"`
-		DryRun     bool   `json:"dry_run"`
-	}
-	if err := req.BindArguments(&a); err != nil {
-		return fail(badArguments(req, err)), nil
-	}
+// editArgs are edit_file's parameters.
+type editArgs struct {
+	Path       string `json:"path"`
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all"`
+	DryRun     bool   `json:"dry_run"`
+}
+
+// fileContent are the parameters of create_file and write_file.
+type fileContent struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// moveArgs are move_file's parameters.
+type moveArgs struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+}
+
+// pathArg is delete_file's parameter.
+type pathArg struct {
+	Path string `json:"path"`
+}
+
+// diffArgs are edit_file_diff's parameters.
+type diffArgs struct {
+	Path string `json:"path"`
+	Diff string `json:"diff"`
+}
+
+func (s *Server) editFile(ctx context.Context, req mcp.CallToolRequest, a editArgs) (*mcp.CallToolResult, error) {
 	if a.DryRun {
 		f, content, err := s.readText(ctx, a.Path)
 		if err != nil {
@@ -103,14 +125,7 @@ func (s *Server) editFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	})
 }
 
-func (s *Server) createFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
-	}
-	if err := req.BindArguments(&a); err != nil {
-		return fail(badArguments(req, err)), nil
-	}
+func (s *Server) createFile(ctx context.Context, req mcp.CallToolRequest, a fileContent) (*mcp.CallToolResult, error) {
 	return s.modify(ctx, req, "create_file", []string{a.Path}, readOpts{mayBeMissing: true, binaryOK: true}, func(ts []*target) ([]fileChange, string, error) {
 		if ts[0].Exists {
 			return nil, "", errorf("%s already exists; use write_file to replace it, or edit_file / edit_text_file to change it", a.Path)
@@ -120,14 +135,7 @@ func (s *Server) createFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	})
 }
 
-func (s *Server) writeFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
-	}
-	if err := req.BindArguments(&a); err != nil {
-		return fail(badArguments(req, err)), nil
-	}
+func (s *Server) writeFile(ctx context.Context, req mcp.CallToolRequest, a fileContent) (*mcp.CallToolResult, error) {
 	return s.modify(ctx, req, "write_file", []string{a.Path}, readOpts{mayBeMissing: true}, func(ts []*target) ([]fileChange, string, error) {
 		c := writeChange(ts[0], a.Content)
 		if c.op == history.Replace && bytes.Equal(c.after, ts[0].Content) {
@@ -146,14 +154,7 @@ func writeChange(t *target, content string) fileChange {
 	return fileChange{op: history.Replace, t: t, after: edit.Overwrite(t.Content, content)}
 }
 
-func (s *Server) moveFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		Source      string `json:"source"`
-		Destination string `json:"destination"`
-	}
-	if err := req.BindArguments(&a); err != nil {
-		return fail(badArguments(req, err)), nil
-	}
+func (s *Server) moveFile(ctx context.Context, req mcp.CallToolRequest, a moveArgs) (*mcp.CallToolResult, error) {
 	return s.modify(ctx, req, "move_file", []string{a.Source, a.Destination}, readOpts{mayBeMissing: true, binaryOK: true, linkItself: true}, func(ts []*target) ([]fileChange, string, error) {
 		src, dst := ts[0], ts[1]
 		switch {
@@ -170,26 +171,13 @@ func (s *Server) moveFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	})
 }
 
-func (s *Server) deleteFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		Path string `json:"path"`
-	}
-	if err := req.BindArguments(&a); err != nil {
-		return fail(badArguments(req, err)), nil
-	}
+func (s *Server) deleteFile(ctx context.Context, req mcp.CallToolRequest, a pathArg) (*mcp.CallToolResult, error) {
 	return s.modify(ctx, req, "delete_file", []string{a.Path}, readOpts{binaryOK: true, linkItself: true}, func(ts []*target) ([]fileChange, string, error) {
 		return []fileChange{{op: history.Delete, t: ts[0]}}, fmt.Sprintf("Deleted %s", a.Path), nil
 	})
 }
 
-func (s *Server) editFileDiff(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a struct {
-		Path string `json:"path"`
-		Diff string `json:"diff"`
-	}
-	if err := req.BindArguments(&a); err != nil {
-		return fail(badArguments(req, err)), nil
-	}
+func (s *Server) editFileDiff(ctx context.Context, req mcp.CallToolRequest, a diffArgs) (*mcp.CallToolResult, error) {
 	return s.modify(ctx, req, "edit_file_diff", []string{a.Path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
 		after, err := edit.ApplyPatch(ts[0].Content, a.Diff)
 		if err != nil {

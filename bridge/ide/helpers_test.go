@@ -127,25 +127,13 @@ func (e *fakeEditor) Query(_ context.Context, tool string, args map[string]any) 
 // waitOpened waits for the editor to show a diff.
 func (e *fakeEditor) waitOpened(t testing.TB) DiffRequest {
 	t.Helper()
-	select {
-	case req := <-e.opened:
-		return req
-	case <-time.After(waitLimit):
-		t.Fatal("the editor was never asked to show a diff")
-		return DiffRequest{}
-	}
+	return testenv.Receive(t, e.opened, "the editor to be asked to show a diff")
 }
 
 // waitClosed waits for the editor to be asked to close a diff.
 func (e *fakeEditor) waitClosed(t testing.TB) closeCall {
 	t.Helper()
-	select {
-	case c := <-e.closed:
-		return c
-	case <-time.After(waitLimit):
-		t.Fatal("the editor was never asked to close a diff")
-		return closeCall{}
-	}
+	return testenv.Receive(t, e.closed, "the editor to be asked to close a diff")
 }
 
 // --- fake recorder ---------------------------------------------------------------
@@ -166,15 +154,10 @@ func (r *fakeRecorder) RecordAccepted(conv, path string, before []byte, existed 
 	return nil
 }
 
+// waitCall waits for the recorder to be called.
 func (r *fakeRecorder) waitCall(t testing.TB) recordCall {
 	t.Helper()
-	select {
-	case c := <-r.calls:
-		return c
-	case <-time.After(waitLimit):
-		t.Fatal("the recorder was never called")
-		return recordCall{}
-	}
+	return testenv.Receive(t, r.calls, "the recorder to be called")
 }
 
 // --- log sink ---------------------------------------------------------------------
@@ -487,13 +470,7 @@ func (c *testClient) handshake(pid int) {
 // waitNote waits for the next notification.
 func (c *testClient) waitNote() rpcMessage {
 	c.t.Helper()
-	select {
-	case m := <-c.notes:
-		return m
-	case <-time.After(waitLimit):
-		c.t.Fatal("no notification arrived")
-		return rpcMessage{}
-	}
+	return testenv.Receive(c.t, c.notes, "a notification")
 }
 
 // waitEnd waits until the server closed the connection and returns the read error.

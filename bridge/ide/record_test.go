@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // acceptDiff runs one CLI edit up to the answer: openDiff, the user's :w, FILE_SAVED,
@@ -23,21 +24,31 @@ func acceptDiff(t *testing.T, s *testServer, c *testClient, path, tab, accepted 
 	c.callTool("getDiagnostics", map[string]any{"uri": "file://" + path})()
 }
 
-func withRecorder(r Recorder) func(*Options) {
-	return func(o *Options) { o.Recorder = r }
+// recording starts a server that records accepted diffs with a fake recorder (knobs
+// as for startServer) and connects a client.
+func recording(t *testing.T, knobs func(*Server)) (*fakeRecorder, *testServer, *testClient) {
+	t.Helper()
+	rec := newFakeRecorder()
+	s := startServer(t, func(o *Options) { o.Recorder = rec }, knobs)
+	return rec, s, connectReady(t, s)
+}
+
+// noCalls fails the test when the recorder was called; calls says how the calls
+// would have been wrong.
+func (r *fakeRecorder) noCalls(t *testing.T, calls string) {
+	t.Helper()
+	if n := len(r.calls); n != 0 {
+		t.Errorf("RecordAccepted called %d %s", n, calls)
+	}
 }
 
 func TestRecorderIsCalledOnceTheClientWritesTheFile(t *testing.T) {
-	rec := newFakeRecorder()
-	s := startServer(t, withRecorder(rec), nil)
-	c := connectReady(t, s)
+	rec, s, c := recording(t, nil)
 	const before, after = "one\r\ntwo", "one\r\nTWO\r\nthree"
 	path := writeFile(t, "a.txt", before)
 	acceptDiff(t, s, c, path, tabA, after)
 
-	if err := os.WriteFile(path, []byte(after), 0o644); err != nil { // what the CLI does
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, after)                // what the CLI does
 	c.callTool("getDiagnostics", map[string]any{})() // the CLI's post-write check
 	got := rec.waitCall(t)
 	if got.path != path || string(got.before) != before || !got.existed || string(got.after) != after {
@@ -51,20 +62,14 @@ func TestRecorderIsCalledOnceTheClientWritesTheFile(t *testing.T) {
 	// Later pokes and a Stop find nothing more to record.
 	c.callTool("getDiagnostics", map[string]any{})()
 	s.Stop()
-	if n := len(rec.calls); n != 0 {
-		t.Errorf("RecordAccepted called %d more times", n)
-	}
+	rec.noCalls(t, "more times")
 }
 
 func TestRecorderSeesANewFileAsNotExisting(t *testing.T) {
-	rec := newFakeRecorder()
-	s := startServer(t, withRecorder(rec), nil)
-	c := connectReady(t, s)
+	rec, s, c := recording(t, nil)
 	path := filepath.Join(t.TempDir(), "new.txt")
 	acceptDiff(t, s, c, path, tabA, "fresh\n")
-	if err := os.WriteFile(path, []byte("fresh\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, "fresh\n")
 	// No poke this time: the stat poll notices the write on its own.
 	got := rec.waitCall(t)
 	if got.existed || len(got.before) != 0 || string(got.after) != "fresh\n" {
@@ -73,37 +78,25 @@ func TestRecorderSeesANewFileAsNotExisting(t *testing.T) {
 }
 
 func TestRecorderIsNotCalledWhenTheFileIsNeverWritten(t *testing.T) {
-	rec := newFakeRecorder()
-	s := startServer(t, withRecorder(rec), func(s *Server) { s.watchTimeout = 50 * time.Millisecond })
-	c := connectReady(t, s)
+	rec, s, c := recording(t, func(s *Server) { s.watchTimeout = 50 * time.Millisecond })
 	path := writeFile(t, "a.txt", "a\n")
 	acceptDiff(t, s, c, path, tabA, "b\n")
-	if err := os.WriteFile(path, []byte("something else\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, "something else\n")
 	s.logs.waitFor(t, "was not written within")
-	if n := len(rec.calls); n != 0 {
-		t.Errorf("RecordAccepted called %d times for a diff that was never written", n)
-	}
+	rec.noCalls(t, "times for a diff that was never written")
 }
 
 func TestRecorderIsNotCalledForAnUnchangedAccept(t *testing.T) {
-	rec := newFakeRecorder()
-	s := startServer(t, withRecorder(rec), nil)
-	c := connectReady(t, s)
+	rec, s, c := recording(t, nil)
 	path := writeFile(t, "a.txt", "same\n")
 	acceptDiff(t, s, c, path, tabA, "same\n")
 	s.logs.waitFor(t, "accepted unchanged")
 	s.Stop()
-	if n := len(rec.calls); n != 0 {
-		t.Errorf("RecordAccepted called %d times for an unchanged accept", n)
-	}
+	rec.noCalls(t, "times for an unchanged accept")
 }
 
 func TestConversationIsOnePerTurn(t *testing.T) {
-	rec := newFakeRecorder()
-	s := startServer(t, withRecorder(rec), nil)
-	c := connectReady(t, s)
+	rec, s, c := recording(t, nil)
 	dir := t.TempDir()
 	edit := func(name, tab string) recordCall {
 		t.Helper()
@@ -134,9 +127,7 @@ func TestConversationIsOnePerTurn(t *testing.T) {
 // client wrote it by then, else given up, instead of holding both texts for the
 // whole watchTimeout.
 func TestANewDiffOfTheFileEndsTheWaitForTheLastOne(t *testing.T) {
-	rec := newFakeRecorder()
-	s := startServer(t, withRecorder(rec), func(s *Server) { s.watchTimeout = time.Hour })
-	c := connectReady(t, s)
+	rec, s, c := recording(t, func(s *Server) { s.watchTimeout = time.Hour })
 	path := writeFile(t, "a.txt", "a\n")
 	acceptDiff(t, s, c, path, tabA, "b\n")
 	s.mu.Lock()
@@ -147,13 +138,9 @@ func TestANewDiffOfTheFileEndsTheWaitForTheLastOne(t *testing.T) {
 	}
 	acceptDiff(t, s, c, path, tabA+" 2", "c\n") // the first was never written
 	s.logs.waitFor(t, "was not written before the next diff of it")
-	if n := len(rec.calls); n != 0 {
-		t.Errorf("RecordAccepted called %d times for a diff that was never written", n)
-	}
+	rec.noCalls(t, "times for a diff that was never written")
 	// The second is written just before a third diff of the file opens: recorded.
-	if err := os.WriteFile(path, []byte("c\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, "c\n")
 	wait := c.callTool("openDiff", diffArgs(path, "d\n", tabA))
 	s.editor.waitOpened(t)
 	if got := rec.waitCall(t); string(got.before) != "a\n" || string(got.after) != "c\n" {

@@ -3,7 +3,6 @@ package claudehooks
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +20,7 @@ func BenchmarkEdit(b *testing.B) {
 		lines = append(lines, fmt.Sprintf("\tvalue%04d := compute(%d, \"some text on line %d\") // comment", i, i, i))
 	}
 	content := strings.Join(lines, "\n") + "\n"
-	os.WriteFile(path, []byte(content), 0o644)
+	testenv.WriteFile(b, path, content)
 	o := Options{MaxFileSize: 32 << 20}
 	ev := func(name string, n int) string {
 		return `{"session_id":"s","prompt_id":"p","cwd":"` + ws + `","hook_event_name":"` + name + `","tool_name":"Edit","tool_use_id":"t` +
@@ -32,7 +31,7 @@ func BenchmarkEdit(b *testing.B) {
 			b.Fatal(r.Message)
 		}
 		content = strings.Replace(content, "comment", "c", 1)
-		os.WriteFile(path, []byte(content), 0o644)
+		testenv.WriteFile(b, path, content)
 		if r := Handle(context.Background(), strings.NewReader(ev(PostToolUse, n)), o); r.Code != 0 {
 			b.Fatal(r.Message)
 		}

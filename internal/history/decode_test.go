@@ -27,17 +27,22 @@ func FuzzDecodeEntry(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		var want, got Entry
-		wantErr := json.Unmarshal(line, &want)
-		gotErr := decodeEntry(string(line), &got)
-		if (wantErr == nil) != (gotErr == nil) {
-			t.Fatalf("%q: encoding/json err %v, decodeEntry err %v", line, wantErr, gotErr)
-		}
-		if wantErr == nil && !reflect.DeepEqual(want, got) {
-			t.Fatalf("%q:\n json %+v\n fast %+v", line, want, got)
-		}
-	})
+	f.Fuzz(func(t *testing.T, line []byte) { readsAsJSON(t, line, "decodeEntry", decodeEntry) })
+}
+
+// readsAsJSON fails the test unless decode reads line exactly as encoding/json does:
+// both fail, or both give the same T.
+func readsAsJSON[T any](t *testing.T, line []byte, name string, decode func(string, *T) error) {
+	t.Helper()
+	var want, got T
+	wantErr := json.Unmarshal(line, &want)
+	gotErr := decode(string(line), &got)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: encoding/json err %v, %s err %v", line, wantErr, name, gotErr)
+	}
+	if wantErr == nil && !reflect.DeepEqual(want, got) {
+		t.Fatalf("%q:\n json %+v\n fast %+v", line, want, got)
+	}
 }
 
 func FuzzDecodeHead(f *testing.F) {
@@ -51,17 +56,7 @@ func FuzzDecodeHead(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		var want, got head
-		wantErr := json.Unmarshal(line, &want)
-		gotErr := decodeHead(string(line), &got)
-		if (wantErr == nil) != (gotErr == nil) {
-			t.Fatalf("%q: encoding/json err %v, decodeHead err %v", line, wantErr, gotErr)
-		}
-		if wantErr == nil && want != got {
-			t.Fatalf("%q:\n json %+v\n fast %+v", line, want, got)
-		}
-	})
+	f.Fuzz(func(t *testing.T, line []byte) { readsAsJSON(t, line, "decodeHead", decodeHead) })
 }
 
 func BenchmarkDecodeEntry(b *testing.B) {

@@ -105,9 +105,6 @@ func Open(root *workspace.Root) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFormat(files); err != nil {
-		return nil, err
-	}
 	for _, sub := range []string{"logs", "diffs", "checkpoints", "tmp"} {
 		if err := files.root.MkdirAll(sub, 0o700); err != nil {
 			return nil, files.fail("create", sub, err)
@@ -128,14 +125,12 @@ func OpenExisting(root *workspace.Root) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFormat(files); err != nil {
-		return nil, err
-	}
 	return newStore(files, root), nil
 }
 
-// openFiles opens root's .mcp/edit_history as an *os.Root. A store reached through a
-// symlink that leaves the workspace is refused: writing there would write outside it.
+// openFiles opens root's .mcp/edit_history as an *os.Root, and checks that this
+// mcpdiff reads its format. A store reached through a symlink that leaves the
+// workspace is refused: writing there would write outside it.
 func openFiles(root *workspace.Root, create bool) (storeFiles, error) {
 	dir := filepath.Join(root.Path(), filepath.FromSlash(Dir))
 	// Nor may it be reached through a symlink inside the workspace (.mcp -> cache):
@@ -153,6 +148,9 @@ func openFiles(root *workspace.Root, create bool) (storeFiles, error) {
 		return storeFiles{}, fmt.Errorf("open the edit history in %s: %w", root.Path(), err)
 	}
 	files := storeFiles{root: r, dir: dir}
+	if err := checkFormat(files); err != nil {
+		return storeFiles{}, err
+	}
 	files.spares = sparesOf(files)
 	return files, nil
 }

@@ -2,7 +2,6 @@ package reviewlist
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,14 +14,11 @@ func TestRowsPerConversationThenEdit(t *testing.T) {
 	root, store := testenv.CreateStore(t, t.TempDir())
 	record := func(conv, rel, before, after string) string {
 		t.Helper()
-		abs := filepath.Join(root.Path(), rel)
-		os.MkdirAll(filepath.Dir(abs), 0o755)
-		return testenv.Record(t, store, root, conv, history.Change{Op: history.Edit, Path: abs, Before: []byte(before), BeforeExists: true, After: []byte(after)}).EditID
+		return testenv.RecordEdit(t, store, root, conv, rel, []byte(before), []byte(after)).EditID
 	}
-	os.WriteFile(filepath.Join(root.Path(), "a.txt"), []byte("1\n2\n3\n4\n5\n"), 0o644)
+	testenv.WriteFile(t, filepath.Join(root.Path(), "a.txt"), "1\n2\n3\n4\n5\n")
 	id1 := record("conv_1_a", "a.txt", "1\n2\n3\n4\n5\n", "one\n2\n3\n4\nfive\n")
-	os.MkdirAll(filepath.Join(root.Path(), "sub"), 0o755)
-	os.WriteFile(filepath.Join(root.Path(), "sub", "b.txt"), []byte("x\n"), 0o644)
+	testenv.WriteFile(t, filepath.Join(root.Path(), "sub", "b.txt"), "x\n")
 	id2 := record("conv_2_b", "sub/b.txt", "x\n", "x\ny\nz\n")
 	if _, err := store.Decide(context.Background(), history.Selection{Hunks: []history.HunkRef{{EditID: id1, Block: 1}}}, history.Rejected, false); err != nil {
 		t.Fatal(err)

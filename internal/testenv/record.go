@@ -27,6 +27,14 @@ func Record(tb testing.TB, store *history.Store, root *workspace.Root, conv stri
 	return entries[0]
 }
 
+// RecordEdit records with Record an edit of the file rel (slash-separated, relative
+// to root) from before to after, which it writes.
+func RecordEdit(tb testing.TB, store *history.Store, root *workspace.Root, conv, rel string, before, after []byte) *history.Entry {
+	tb.Helper()
+	return Record(tb, store, root, conv, history.Change{Op: history.Edit, Path: filepath.Join(root.Path(), filepath.FromSlash(rel)),
+		Before: before, BeforeExists: true, After: after})
+}
+
 // Transaction is the workspace transaction that puts ch on disk in root.
 func Transaction(root *workspace.Root, ch history.Change) *workspace.Tx {
 	file := func(abs string) workspace.File {

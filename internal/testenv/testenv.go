@@ -1,10 +1,12 @@
 // Package testenv is what the tests and benchmarks of mcpdiff share: the binary under
 // test (built with -race, its data races collected and turned into failures), the
-// Neovims to run on, an environment that reads nothing of the real user's, temp
-// folders and files, running commands, waiting on a condition with a deadline,
-// golden files updated with one switch, benchmark tables and files, and stores:
-// big edit histories written in a second (WriteStore) and edits recorded as the
-// file tools record them (CreateStore, Record, Entries).
+// Neovims to run on, started embedded or listening on a socket and quit once the
+// plugin's bridge has ended (EmbedNeovim, ListenNeovim, QuitNeovim), an environment
+// that reads nothing of the real user's, temp folders and files, running commands, an
+// MCP client of a server run over stdio (StartMCP), waiting on a condition or a
+// channel with a deadline, golden files updated with one switch, benchmark tables and
+// files, and stores: big edit histories written in a second (WriteStore) and edits
+// recorded as the file tools record them (CreateStore, Record, RecordEdit, Entries).
 //
 // The environment it reads:
 //
@@ -50,6 +52,19 @@ func EventuallyWithin(tb testing.TB, limit time.Duration, what string, cond func
 			tb.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Receive waits for a value on ch and returns it, failing the test after WaitLimit.
+func Receive[T any](tb testing.TB, ch <-chan T, what string) T {
+	tb.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(WaitLimit):
+		tb.Fatalf("timed out waiting for %s", what)
+		var zero T
+		return zero
 	}
 }
 

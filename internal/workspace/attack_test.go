@@ -230,11 +230,7 @@ func TestA10SymlinkedRootAlias(t *testing.T) {
 	symlink(t, filepath.Join(base, "private", "proj"), alias)
 	symlink(t, filepath.Join(alias, "a.txt"), filepath.Join(real, "via_alias"))
 
-	r, err := OpenRoot(alias)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openRoot(t, alias)
 	if r.Path() != real {
 		t.Fatalf("Path() = %q, want the real path %q", r.Path(), real)
 	}
@@ -378,11 +374,7 @@ func TestA17CaseTricks(t *testing.T) {
 		t.Skip("case-insensitive file system")
 	}
 	writeFiles(t, base, map[string]string{"proj/secret.txt": "secret\n"})
-	r, err := OpenRoot(filepath.Join(base, "Proj"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openRoot(t, filepath.Join(base, "Proj"))
 	p, _ := NewPolicy([]*Root{r})
 	for _, path := range []string{filepath.Join(base, "proj", "secret.txt"), filepath.Join(base, "proj", "new.txt")} {
 		if _, err := p.Resolve(path); !errors.Is(err, ErrOutside) {
@@ -444,11 +436,7 @@ func TestA21RevertThroughSwappedFolder(t *testing.T) {
 			symlink(t, link, sub)
 			f.before = snapshotOutside(t, f.base, f.root)
 
-			r, err := OpenRoot(f.root) // as the history store does
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := openRoot(t, f.root) // as the history store does
 			assertKind(t, r.WriteFile("sub/secret.txt", []byte("reverted"), WriteOptions{}), ErrOutside)
 			assertKind(t, r.WriteFile("sub/b.txt", []byte("reverted"), WriteOptions{}), ErrOutside)
 			assertKind(t, r.CreateFile("sub/b.txt", []byte("reverted"), WriteOptions{}), ErrOutside)

@@ -17,11 +17,7 @@ func BenchmarkWriteFile(b *testing.B) {
 				name = fmt.Sprintf("sync/%dKB", size>>10)
 			}
 			b.Run(name, func(b *testing.B) {
-				r, err := OpenRoot(b.TempDir())
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer r.Close()
+				r := openRoot(b, b.TempDir())
 				data := bytes.Repeat([]byte("x"), size)
 				if err := r.WriteFile("f.txt", data, WriteOptions{}); err != nil {
 					b.Fatal(err)
@@ -41,11 +37,7 @@ func BenchmarkWriteFile(b *testing.B) {
 func BenchmarkResolve(b *testing.B) {
 	dir := b.TempDir()
 	writeFiles(b, dir, map[string]string{"a/b/c/file.txt": "x"})
-	r, err := OpenRoot(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
+	r := openRoot(b, dir)
 	p, _ := NewPolicy([]*Root{r})
 	path := filepath.Join("a", "b", "c", "file.txt")
 	for b.Loop() {

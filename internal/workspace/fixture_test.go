@@ -31,11 +31,7 @@ type fixture struct {
 // twoRoots is a policy over the fixture's root and root_evil, and the second Root.
 func (f *fixture) twoRoots(t testing.TB) (*Policy, *Root) {
 	t.Helper()
-	other, err := OpenRoot(f.rootEvil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
+	other := openRoot(t, f.rootEvil)
 	p, err := NewPolicy([]*Root{f.r, other})
 	if err != nil {
 		t.Fatal(err)
@@ -69,16 +65,24 @@ func newFixture(t testing.TB) *fixture {
 	symlink(t, filepath.Join(f.outside, "created.txt"), filepath.Join(f.root, "dangling"))
 	symlink(t, "a.txt", filepath.Join(f.root, "link_in"))
 
-	if f.r, err = OpenRoot(f.root); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.r.Close() })
+	f.r = openRoot(t, f.root)
 	if f.p, err = NewPolicy([]*Root{f.r}); err != nil {
 		t.Fatal(err)
 	}
 	f.before = snapshotOutside(t, base, f.root)
 	t.Cleanup(func() { f.assertOutsideUntouched(t) })
 	return f
+}
+
+// openRoot opens dir as a Root, closed when the test ends.
+func openRoot(tb testing.TB, dir string) *Root {
+	tb.Helper()
+	r, err := OpenRoot(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
 }
 
 // snapshotOutside describes every entry under base that is not inside root: type,

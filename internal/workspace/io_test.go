@@ -383,10 +383,7 @@ func TestLock(t *testing.T) {
 
 func TestWriteFileStagesInTempDir(t *testing.T) {
 	dir := t.TempDir()
-	root, err := OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := openRoot(t, dir)
 	stage := filepath.Join(".mcp", "edit_history", "tmp")
 	o := WriteOptions{TempDir: stage}
 	if err := root.WriteFile("sub/a.txt", []byte("one\n"), o); err != nil {
@@ -415,10 +412,7 @@ func TestWriteFileStagesInTempDir(t *testing.T) {
 // making the missing folders; it refuses to replace a symlink or a folder.
 func TestInstall(t *testing.T) {
 	dir := t.TempDir()
-	root, err := OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := openRoot(t, dir)
 	stage := func(name, content string, mode fs.FileMode) string {
 		rel := filepath.Join(".mcp", "edit_history", "journal", name)
 		os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o700)
@@ -461,10 +455,7 @@ func TestInstallAcrossFileSystems(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
 	}
 	defer exec.Command("umount", "-l", mnt).Run()
-	root, err := OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := openRoot(t, dir)
 	os.WriteFile(filepath.Join(dir, "staged"), []byte("across\n"), 0o640)
 	os.Chmod(filepath.Join(dir, "staged"), 0o640)
 	os.WriteFile(filepath.Join(mnt, "a.txt"), []byte("old\n"), 0o644)
@@ -486,13 +477,10 @@ func TestInstallAcrossFileSystems(t *testing.T) {
 // not the file.
 func TestTempDirAtFaultIsNamed(t *testing.T) {
 	dir := t.TempDir()
-	root, err := OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := openRoot(t, dir)
 	os.MkdirAll(filepath.Join(dir, ".mcp", "edit_history"), 0o700)
 	os.WriteFile(filepath.Join(dir, ".mcp", "edit_history", "tmp"), nil, 0o600) // a file where the folder should be
-	err = root.WriteFile("a.txt", []byte("a\n"), WriteOptions{TempDir: filepath.Join(".mcp", "edit_history", "tmp")})
+	err := root.WriteFile("a.txt", []byte("a\n"), WriteOptions{TempDir: filepath.Join(".mcp", "edit_history", "tmp")})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(root.Path(), ".mcp", "edit_history", "tmp")+":") || !strings.Contains(err.Error(), "check that folder") {
 		t.Fatalf("err = %v", err)
 	}
@@ -500,10 +488,7 @@ func TestTempDirAtFaultIsNamed(t *testing.T) {
 
 func TestLinkFile(t *testing.T) {
 	dir := t.TempDir()
-	root, err := OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := openRoot(t, dir)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	os.Symlink("a.txt", filepath.Join(dir, "link"))
 	if err := root.LinkFile("a.txt", "b.txt"); err != nil {

@@ -141,11 +141,7 @@ func TestSetBase(t *testing.T) {
 
 func TestNestedRoots(t *testing.T) {
 	f := newFixture(t)
-	inner, err := OpenRoot(filepath.Join(f.root, "sub"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
+	inner := openRoot(t, filepath.Join(f.root, "sub"))
 	writeFiles(t, f.root, map[string]string{"sub/.mcp/edit_history/logs/c.log": "{}\n"})
 	symlink(t, "sub/b.txt", filepath.Join(f.root, "to_inner"))
 	for _, roots := range [][]*Root{{f.r, inner}, {inner, f.r}} {

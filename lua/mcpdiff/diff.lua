@@ -363,20 +363,16 @@ end
 
 local function set_autocmds(view)
   local g = view.augroup
-  api.nvim_create_autocmd("BufWriteCmd", {
-    group = g,
-    buffer = view.buf,
-    callback = function()
-      accept_view(view)
-    end,
-  })
-  api.nvim_create_autocmd("BufUnload", {
-    group = g,
-    buffer = view.buf,
-    callback = function()
-      reject_view(view)
-    end,
-  })
+  -- :w of the proposal accepts it; unloading its buffer (:q, :bwipeout) rejects it.
+  for event, decide in pairs({ BufWriteCmd = accept_view, BufUnload = reject_view }) do
+    api.nvim_create_autocmd(event, {
+      group = g,
+      buffer = view.buf,
+      callback = function()
+        decide(view)
+      end,
+    })
+  end
   api.nvim_create_autocmd({ "WinClosed", "TabClosed" }, {
     group = g,
     callback = function()

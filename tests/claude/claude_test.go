@@ -282,16 +282,7 @@ func (w *world) env() []string {
 // it and the port its bridge listens on.
 func (w *world) startNeovim(bin string, opts ...map[string]any) (*nvimrpc.Nvim, int) {
 	t := w.t
-	v, err := nvimrpc.NewChildProcess(
-		nvimrpc.ChildProcessCommand(bin),
-		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
-		nvimrpc.ChildProcessEnv(w.env()),
-		nvimrpc.ChildProcessDir(w.ws),
-		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
+	v := testenv.EmbedNeovim(t, bin, w.ws, w.env(), "-u", "NONE")
 	t.Cleanup(func() { v.Command("qa!"); v.Close() })
 	setup := map[string]any{}
 	for _, o := range opts {
@@ -300,7 +291,7 @@ func (w *world) startNeovim(bin string, opts ...map[string]any) (*nvimrpc.Nvim, 
 		}
 	}
 	setup["bin"] = binPath
-	err = v.ExecLua(`
+	err := v.ExecLua(`
 local root, opts = ...
 vim.opt.rtp:prepend(root)
 vim.cmd("runtime plugin/mcpdiff.lua")
@@ -308,16 +299,7 @@ require("mcpdiff").setup(opts)`, nil, repoRoot, setup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var port int
-	eventually(t, "the bridge's lock file", func() bool {
-		v.ExecLua(`local i = require("mcpdiff.bridge").info(); return i and i.port or 0`, &port)
-		if port == 0 {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(w.config, "ide", fmt.Sprintf("%d.lock", port)))
-		return err == nil
-	}, nil)
-	return v, port
+	return v, testenv.WaitBridge(t, v, w.config, waitLimit)
 }
 
 // tmuxClaude is claude running in a private tmux server.

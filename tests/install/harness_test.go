@@ -19,9 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -141,17 +139,9 @@ func commitAll(dir, message string) error {
 // nvimVersion is the version `nvim --version` prints first, as [major, minor, patch].
 func nvimVersion(t *testing.T, bin string) [3]int {
 	t.Helper()
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", bin, err)
-	}
-	m := regexp.MustCompile(`NVIM v(\d+)\.(\d+)\.(\d+)`).FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("%s --version: no version in %q", bin, out)
-	}
 	var v [3]int
-	for i := range v {
-		v[i], _ = strconv.Atoi(m[i+1])
+	if _, err := fmt.Sscanf(testenv.NeovimVersion(bin), "NVIM v%d.%d.%d", &v[0], &v[1], &v[2]); err != nil {
+		t.Fatalf("%s --version: no version: %v", bin, err)
 	}
 	return v
 }
@@ -275,18 +265,9 @@ type session struct {
 // end of its start-up.
 func (u *user) start(nvimBin string) *session {
 	u.t.Helper()
-	v, err := nvimrpc.NewChildProcess(
-		nvimrpc.ChildProcessCommand(nvimBin),
-		nvimrpc.ChildProcessArgs("--embed", "--headless", "-i", "NONE", "-n"),
-		nvimrpc.ChildProcessEnv(u.env()),
-		nvimrpc.ChildProcessDir(u.ws),
-		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		u.t.Fatalf("start %s: %v", nvimBin, err)
-	}
+	v := testenv.EmbedNeovim(u.t, nvimBin, u.ws, u.env())
 	s := &session{t: u.t, v: v}
-	u.t.Cleanup(s.close)
+	u.t.Cleanup(func() { testenv.QuitNeovim(u.t, v) })
 	eventually(u.t, "Neovim's start-up to end (VimEnter)", func() bool {
 		var entered int
 		return v.Eval("v:vim_did_enter", &entered) == nil && entered == 1
@@ -300,30 +281,6 @@ func (s *session) lua(code string, result any, args ...any) {
 	if err := s.v.ExecLua(code, result, args...); err != nil {
 		s.t.Fatalf("lua: %v\n%s", err, code)
 	}
-}
-
-// close quits Neovim and waits for the bridge it started to end.
-func (s *session) close() {
-	var jobPID int
-	_ = s.v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; return b and b.job_pid() or 0`, &jobPID)
-	_ = s.v.Close()
-	deadline := time.Now().Add(waitLimit)
-	for jobPID > 0 && syscall.Kill(jobPID, 0) == nil && !zombie(jobPID) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if jobPID > 0 && syscall.Kill(jobPID, 0) == nil && !zombie(jobPID) {
-		s.t.Errorf("the bridge (pid %d) still runs after Neovim quit", jobPID)
-		_ = syscall.Kill(jobPID, syscall.SIGKILL)
-	}
-}
-
-func zombie(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) > 2 && fields[2] == "Z"
 }
 
 // checkHelp checks that `:help mcpdiff` opens the help file of the plugin in dir.
@@ -366,16 +323,7 @@ func (s *session) checkHealth() string {
 // waitBridge waits for the bridge to run and write its lock file, and returns its port.
 func (s *session) waitBridge(lockDir string) int {
 	s.t.Helper()
-	var port int
-	eventually(s.t, "the bridge to start and write its lock file", func() bool {
-		s.lua(`local b = package.loaded["mcpdiff.bridge"]; local i = b and b.info(); return i and i.port or 0`, &port)
-		if port == 0 {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(lockDir, "ide", strconv.Itoa(port)+".lock"))
-		return err == nil
-	})
-	return port
+	return testenv.WaitBridge(s.t, s.v, lockDir, waitLimit)
 }
 
 // loadedModules lists the mcpdiff Lua modules loaded so far.

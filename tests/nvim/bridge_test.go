@@ -74,7 +74,7 @@ func TestStopCommand(t *testing.T) {
 		if !portClosed(info.Port) {
 			t.Fatalf("port %d still open after :McpDiffStop", info.Port)
 		}
-		if processAlive(info.JobPID) {
+		if testenv.ProcessAlive(info.JobPID) {
 			t.Fatalf("bridge process %d still runs", info.JobPID)
 		}
 		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tabName("hello.txt", 1))
@@ -131,7 +131,7 @@ func TestNeovimKilledEndsBridge(t *testing.T) {
 		if err := syscall.Kill(s.pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the bridge to exit after Neovim died", func() bool { return !processAlive(info.JobPID) })
+		eventually(t, "the bridge to exit after Neovim died", func() bool { return !testenv.ProcessAlive(info.JobPID) })
 		if _, err := os.Stat(info.Lock); !os.IsNotExist(err) {
 			t.Fatalf("lock file left behind by the bridge of a killed Neovim (%v)", err)
 		}
@@ -151,7 +151,7 @@ func TestQuitWithPendingDiff(t *testing.T) {
 		s.input(":qa!<CR>") // VimLeavePre
 		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
 		eventually(t, "Neovim and the bridge to exit", func() bool {
-			return !processAlive(s.pid) && !processAlive(info.JobPID)
+			return !testenv.ProcessAlive(s.pid) && !testenv.ProcessAlive(info.JobPID)
 		})
 		if _, err := os.Stat(info.Lock); !os.IsNotExist(err) {
 			t.Fatalf("lock file left after quitting (%v)", err)

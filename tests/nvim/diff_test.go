@@ -495,27 +495,37 @@ func TestKeepFocus(t *testing.T) {
 // (claudecode.nvim #231), and gives the screen back afterwards.
 func TestTerminalOnlyWindow(t *testing.T) {
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
-		path := s.writeFile("hello.txt", "hello\n")
-		s.cmd("terminal cat")
-		s.cmd("only")
-		before := s.snapshot()
-		tab := tabName("hello.txt", 9)
-		answer := c.OpenDiff(path, "edited\n", tab)
-		s.waitViews(1)
-		var layout []string
-		s.lua(`local out = {}
+		diffBesideTerminal(t, s, c, 9, func(tab string) {
+			var layout []string
+			s.lua(`local out = {}
 for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
   local b = vim.api.nvim_win_get_buf(w)
   table.insert(out, vim.bo[b].buftype == "terminal" and "terminal" or vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ":t"))
 end
 return out`, &layout)
-		if len(layout) != 3 || !containsAll(layout, "terminal", "hello.txt", tab+" (proposed)") {
-			t.Fatalf("windows = %q, want the terminal, the file and the proposal", layout)
-		}
-		s.cmd("q")
-		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
-		s.expectNoLeaks(before)
+			if len(layout) != 3 || !containsAll(layout, "terminal", "hello.txt", tab+" (proposed)") {
+				t.Fatalf("windows = %q, want the terminal, the file and the proposal", layout)
+			}
+		})
 	})
+}
+
+// diffBesideTerminal shows a diff of hello.txt (tab number n) while only a terminal
+// is on screen, as when Claude Code runs in Neovim's, and checks the windows with
+// check; then :q rejects the diff, which leaves nothing behind.
+func diffBesideTerminal(t *testing.T, s *session, c *ideClient, n int, check func(tab string)) {
+	t.Helper()
+	path := s.writeFile("hello.txt", "hello\n")
+	s.cmd("terminal cat")
+	s.cmd("only")
+	before := s.snapshot()
+	tab := tabName("hello.txt", n)
+	answer := c.OpenDiff(path, "edited\n", tab)
+	s.waitViews(1)
+	check(tab)
+	s.cmd("q")
+	expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+	s.expectNoLeaks(before)
 }
 
 func containsAll(list []string, want ...string) bool {

@@ -14,9 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	nvimrpc "github.com/neovim/go-client/nvim"
@@ -44,19 +42,6 @@ func eachNvim(t *testing.T, fn func(t *testing.T, nvimBin string)) {
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	testenv.Eventually(t, what, cond)
-}
-
-// processAlive tells whether pid still runs (a zombie counts as gone).
-func processAlive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) < 3 || fields[2] != "Z"
 }
 
 // session is one headless Neovim with the plugin, in its own HOME, config and
@@ -103,18 +88,8 @@ func newSession(t *testing.T, nvimBin string) *session {
 	s.ws = ws
 	env := testenv.Env(append(testenv.HomeVars(s.home),
 		"CLAUDE_CONFIG_DIR="+s.config, "TERM=xterm-256color")...)
-	v, err := nvimrpc.NewChildProcess(
-		nvimrpc.ChildProcessCommand(nvimBin),
-		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
-		nvimrpc.ChildProcessEnv(env),
-		nvimrpc.ChildProcessDir(s.ws),
-		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		t.Fatalf("start %s: %v", nvimBin, err)
-	}
-	s.v = v
-	if err := v.Call("getpid", &s.pid); err != nil {
+	s.v = testenv.EmbedNeovim(t, nvimBin, s.ws, env, "-u", "NONE")
+	if err := s.v.Call("getpid", &s.pid); err != nil {
 		t.Fatalf("getpid: %v", err)
 	}
 	t.Cleanup(s.close)
@@ -267,16 +242,12 @@ func (s *session) waitMessages() []message {
 func (s *session) writeFile(name, content string) string {
 	s.t.Helper()
 	path := filepath.Join(s.ws, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		s.t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		s.t.Fatal(err)
-	}
+	testenv.WriteFile(s.t, path, content)
 	return path
 }
 
-// close quits Neovim and waits for the bridge process to end.
+// close quits Neovim and waits for the bridge process to end, showing the bridge's
+// log when the test failed.
 func (s *session) close() {
 	if s.closed {
 		return
@@ -287,17 +258,7 @@ func (s *session) close() {
 		_ = s.v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; return b and b.stderr() or {}`, &log)
 		s.t.Logf("bridge log:\n%s", strings.Join(log, "\n"))
 	}
-	var jobPID int
-	_ = s.v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; return b and b.job_pid() or 0`, &jobPID)
-	_ = s.v.Close()
-	deadline := time.Now().Add(waitLimit)
-	for processAlive(jobPID) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if processAlive(jobPID) {
-		s.t.Errorf("the bridge (pid %d) still runs after Neovim quit", jobPID)
-		_ = syscall.Kill(jobPID, syscall.SIGKILL)
-	}
+	testenv.QuitNeovim(s.t, s.v)
 }
 
 func writeString(path, content string) error {

@@ -567,7 +567,7 @@ func TestInlineQuitAll(t *testing.T) {
 				s.input(keys)
 				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
 				eventually(t, "Neovim and the bridge to exit", func() bool {
-					return !processAlive(s.pid) && !processAlive(info.JobPID)
+					return !testenv.ProcessAlive(s.pid) && !testenv.ProcessAlive(info.JobPID)
 				})
 			})
 		}
@@ -579,19 +579,11 @@ func TestInlineQuitAll(t *testing.T) {
 func TestInlineTerminalOnly(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := inlineSession(t, nv)
-		path := s.writeFile("hello.txt", "hello\n")
-		s.cmd("terminal cat")
-		s.cmd("only")
-		before := s.snapshot()
-		tab := tabName("hello.txt", 1)
-		answer := c.OpenDiff(path, "edited\n", tab)
-		s.waitViews(1)
-		if st := s.winState(); st.Wins != 2 || !strings.HasSuffix(st.Buf, tab+" (proposed)") {
-			t.Fatalf("inline view beside a terminal: %+v, want the proposal in a second window", st)
-		}
-		s.cmd("q")
-		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
-		s.expectNoLeaks(before)
+		diffBesideTerminal(t, s, c, 1, func(tab string) {
+			if st := s.winState(); st.Wins != 2 || !strings.HasSuffix(st.Buf, tab+" (proposed)") {
+				t.Fatalf("inline view beside a terminal: %+v, want the proposal in a second window", st)
+			}
+		})
 	})
 }
 

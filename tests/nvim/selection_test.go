@@ -48,31 +48,28 @@ func TestSelectionChanged(t *testing.T) {
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello world\nsecond line\nthird\n")
 		seen := len(c.Notifications("selection_changed"))
+		// expect waits for the next selection_changed and checks it.
+		expect := func(what string, start, end position, text string) {
+			t.Helper()
+			var got selectionParams
+			got, seen = waitSelection(t, c, seen)
+			if want := selectionOf(start, end, text, path); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s = %+v, want %+v", what, got, want)
+			}
+		}
 		s.cmd("edit " + path)
 		s.input("2G")
-		got, seen := waitSelection(t, c, seen)
-		if want := selectionOf(position{1, 0}, position{1, 0}, "", path); !reflect.DeepEqual(got, want) {
-			t.Fatalf("cursor selection = %+v, want %+v", got, want)
-		}
+		expect("cursor selection", position{1, 0}, position{1, 0}, "")
 
 		// Charwise: "world\nsecond" (0-based lines, byte columns, end exclusive).
 		s.input("gg7|vjh")
-		got, seen = waitSelection(t, c, seen)
-		if want := selectionOf(position{0, 6}, position{1, 6}, "world\nsecond", path); !reflect.DeepEqual(got, want) {
-			t.Fatalf("visual selection = %+v, want %+v", got, want)
-		}
+		expect("visual selection", position{0, 6}, position{1, 6}, "world\nsecond")
 		// Leaving visual mode keeps the selection until the cursor moves (#246).
 		s.input("<Esc>")
 		s.input("V")
-		got, seen = waitSelection(t, c, seen)
-		if want := selectionOf(position{1, 0}, position{1, 11}, "second line", path); !reflect.DeepEqual(got, want) {
-			t.Fatalf("linewise selection = %+v, want %+v", got, want)
-		}
+		expect("linewise selection", position{1, 0}, position{1, 11}, "second line")
 		s.input("<Esc>G0")
-		got, _ = waitSelection(t, c, seen)
-		if want := selectionOf(position{2, 0}, position{2, 0}, "", path); !reflect.DeepEqual(got, want) {
-			t.Fatalf("after moving = %+v, want %+v", got, want)
-		}
+		expect("after moving", position{2, 0}, position{2, 0}, "")
 	})
 }
 

@@ -18,10 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -226,30 +222,13 @@ func mainGo(with map[int]string) string {
 // returns the first edit's id.
 func seedHistory(t *testing.T, e *env) string {
 	t.Helper()
-	path := filepath.Join(e.ws, "src", "main.go")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(mainGo(nil)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tr := transport.NewStdioWithOptions(testenv.Binary, e.vars, []string{"serve", "--root", e.ws})
-	c := client.NewClient(tr)
+	testenv.WriteFile(t, filepath.Join(e.ws, "src", "main.go"), mainGo(nil))
+	c := testenv.StartMCP(t, testenv.MCPServer{Args: []string{"serve", "--root", e.ws}, Env: e.vars, Client: "readme-test"})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("start mcpdiff serve: %v", err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "readme-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
 	call := func(tool string, args map[string]any) {
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = tool, args
-		res, err := c.CallTool(ctx, req)
+		res, err := c.Call(ctx, tool, args)
 		if err != nil || res.IsError {
 			t.Fatalf("%s: %v %+v", tool, err, res)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // Ways out of a root (links, swaps, special files), through the real server: each must fail with a
@@ -18,7 +20,7 @@ type attackWorld struct {
 }
 
 func newAttackWorld(t *testing.T) *attackWorld {
-	base := realDir(t, t.TempDir())
+	base := testenv.TempDir(t)
 	root := filepath.Join(base, "root")
 	outside := filepath.Join(base, "outside")
 	evil := filepath.Join(base, "root_evil")
@@ -34,7 +36,7 @@ func newAttackWorld(t *testing.T) *attackWorld {
 	os.Symlink(outside, filepath.Join(root, "linkdir_out"))
 	os.Symlink(filepath.Join(outside, "created.txt"), filepath.Join(root, "dangling"))
 	os.Symlink("a.txt", filepath.Join(root, "link_in"))
-	s := startWith(t, root, options{args: []string{"--root", root}})
+	s := startIn(t, root)
 	return &attackWorld{session: s, outside: outside, evil: evil}
 }
 

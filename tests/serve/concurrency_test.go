@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Twenty concurrent edits of different lines of one file all land: calls to one file
@@ -96,10 +95,7 @@ func TestPipelinedCallsAllAnswered(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := mcp.CallToolRequest{}
-			req.Params.Name = "read_files"
-			req.Params.Arguments = map[string]any{"path": "a.txt"}
-			if _, err := s.c.CallTool(ctx, req); err != nil {
+			if _, err := s.c.Call(ctx, "read_files", map[string]any{"path": "a.txt"}); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -33,7 +33,7 @@ func TestKillNineDuringEdits(t *testing.T) {
 	if testing.Short() {
 		runs = 10
 	}
-	dir := realDir(t, t.TempDir())
+	dir := testenv.TempDir(t)
 	for i := 0; i < 5; i++ {
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte("start\n"), 0o644)
 	}
@@ -45,7 +45,7 @@ func TestKillNineDuringEdits(t *testing.T) {
 	}
 	t.Logf("%d runs; %d logged changes were cut off before their file was written", runs, interrupted)
 	// A new server sweeps what the killed ones left behind.
-	s := startWith(t, dir, options{args: []string{"--root", dir}})
+	s := startIn(t, dir)
 	s.ok("insert_contents", map[string]any{"path": "f0.txt", "line": 0, "content": "after the crashes"})
 	if left := tempFiles(t, dir); len(left) > 0 {
 		t.Fatalf("temp files left after restart: %v", left)

@@ -377,7 +377,7 @@ func (c *faultCase) countSteps(t *testing.T) {
 
 // eachFaultCase runs f on every decision (files of about n lines), in parallel.
 func eachFaultCase(t *testing.T, n int, f func(c *faultCase, t *testing.T)) {
-	for _, c := range faultCases(t, realDir(t, t.TempDir()), n) {
+	for _, c := range faultCases(t, testenv.TempDir(t), n) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			f(c, t)
@@ -532,7 +532,7 @@ func TestDecisionOnAFullDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	mnt := realDir(t, t.TempDir())
+	mnt := testenv.TempDir(t)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
 	}

@@ -7,14 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -25,78 +21,34 @@ func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
 type session struct {
 	testenv.Dir
 	t      *testing.T
-	c      *client.Client
+	c      *testenv.MCPClient
 	dir    string // the workspace (real path)
 	stderr *testenv.SyncBuffer
-}
-
-type options struct {
-	args    []string
-	roots   client.RootsHandler
-	cwd     string
-	env     []string
-	version string // protocol version; "" = the client's default
 }
 
 // start runs `mcpdiff serve --root <fresh temp dir>` (plus args) and connects.
 func start(t *testing.T, args ...string) *session {
 	t.Helper()
-	dir := realDir(t, t.TempDir())
-	return startWith(t, dir, options{args: append([]string{"--root", dir}, args...)})
+	return startIn(t, testenv.TempDir(t), args...)
 }
 
-func startWith(t *testing.T, dir string, o options) *session {
+// startIn runs `mcpdiff serve --root dir` (plus args) and connects.
+func startIn(t *testing.T, dir string, args ...string) *session {
 	t.Helper()
-	stderr := &testenv.SyncBuffer{}
-	// The server lives as long as the test, not as long as the start context.
-	cmdFunc := func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-		cmd := exec.Command(command, args...)
-		cmd.Env = append(os.Environ(), append(env, o.env...)...)
-		cmd.Dir = o.cwd
-		if cmd.Dir == "" {
-			cmd.Dir = dir
-		}
-		return cmd, nil
-	}
-	tr := transport.NewStdioWithOptions(testenv.Binary, nil, append([]string{"serve"}, o.args...),
-		transport.WithCommandStderrWriter(stderr), transport.WithCommandFunc(cmdFunc))
-	var opts []client.ClientOption
-	if o.roots != nil {
-		opts = append(opts, client.WithRootsHandler(o.roots))
-	}
-	if o.version != "" {
-		opts = append(opts, client.WithProtocolVersion(o.version))
-	}
-	c := client.NewClient(tr, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	// Start's context also serves the server's requests (roots/list) later on.
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatalf("start mcpdiff serve: %v\n%s", err, stderr.String())
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcpdiff-e2e", Version: "1"}
-	if o.roots != nil { // declared as a client that supports roots does
-		req.Params.Capabilities.Roots = &struct {
-			ListChanged bool `json:"listChanged,omitempty"`
-		}{ListChanged: true}
-	}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("initialize: %v\n%s", err, stderr.String())
-	}
-	s := &session{Dir: testenv.Dir{TB: t, Root: dir}, t: t, c: c, dir: dir, stderr: stderr}
-	t.Cleanup(func() { c.Close() })
-	return s
+	return startWith(t, dir, testenv.MCPServer{Args: append([]string{"--root", dir}, args...)})
 }
 
-// realDir resolves symlinks in a temp dir (macOS /var → /private/var).
-func realDir(t *testing.T, dir string) string {
+// startWith runs `mcpdiff serve` (plus srv.Args) for the workspace dir, in srv.Dir
+// (dir when not set), and connects.
+func startWith(t *testing.T, dir string, srv testenv.MCPServer) *session {
 	t.Helper()
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
+	srv.Args = append([]string{"serve"}, srv.Args...)
+	if srv.Dir == "" {
+		srv.Dir = dir
 	}
-	return real
+	srv.Client = "mcpdiff-e2e"
+	c := testenv.StartMCP(t, srv)
+	return &session{Dir: testenv.Dir{TB: t, Root: dir}, t: t, c: c, dir: dir, stderr: c.Stderr}
 }
 
 // call calls a tool and returns its text and whether it is an error result.
@@ -104,10 +56,7 @@ func (s *session) call(tool string, args map[string]any) (string, bool) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := s.c.CallTool(ctx, req)
+	res, err := s.c.Call(ctx, tool, args)
 	if err != nil {
 		s.t.Fatalf("%s: %v\nserver stderr:\n%s", tool, err, s.stderr.String())
 	}

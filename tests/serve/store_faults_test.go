@@ -91,7 +91,7 @@ func TestLogsFolderSymlinkIsNamed(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "logs"), logs); err != nil {
 		t.Fatal(err)
 	}
-	s2 := startWith(t, s.dir, options{args: []string{"--root", s.dir}})
+	s2 := startIn(t, s.dir)
 	msg := s2.fails("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"}, logs, "symlink")
 	if strings.Contains(msg, "read-only") {
 		t.Fatalf("a wrong guess in %q", msg)

@@ -46,13 +46,13 @@ func (h *rootsHandler) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.Li
 func TestClientRootsAreUsedAndRefreshed(t *testing.T) {
 	for _, version := range []string{"", mcp.LATEST_LEGACY_PROTOCOL_VERSION, "2025-06-18"} {
 		t.Run("protocol "+version, func(t *testing.T) {
-			one, two := realDir(t, t.TempDir()), realDir(t, t.TempDir())
+			one, two := testenv.TempDir(t), testenv.TempDir(t)
 			os.WriteFile(filepath.Join(one, "a.txt"), []byte("one\n"), 0o644)
 			os.WriteFile(filepath.Join(two, "b.txt"), []byte("two\n"), 0o644)
 			roots := &rootsHandler{}
 			roots.set(one)
-			cwd := realDir(t, t.TempDir()) // not a root: never used when the client has roots
-			s := startWith(t, one, options{roots: roots, cwd: cwd, version: version})
+			cwd := testenv.TempDir(t) // not a root: never used when the client has roots
+			s := startWith(t, one, testenv.MCPServer{Roots: roots, Dir: cwd, ProtocolVersion: version})
 			if got, isErr := s.call("read_files", map[string]any{"path": filepath.Join(one, "a.txt")}); isErr || got != "1 | one" {
 				t.Fatalf("read in root one: %q\nserver log:\n%s", got, s.stderr.String())
 			}
@@ -78,9 +78,9 @@ func TestClientRootsAreUsedAndRefreshed(t *testing.T) {
 }
 
 func TestWorkingDirectoryIsTheRootWithoutRootsOrFlags(t *testing.T) {
-	cwd := realDir(t, t.TempDir())
+	cwd := testenv.TempDir(t)
 	os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("here\n"), 0o644)
-	s := startWith(t, cwd, options{cwd: cwd})
+	s := startWith(t, cwd, testenv.MCPServer{})
 	if got := s.ok("read_files", map[string]any{"path": "a.txt"}); got != "1 | here" {
 		t.Fatalf("%q", got)
 	}
@@ -88,7 +88,7 @@ func TestWorkingDirectoryIsTheRootWithoutRootsOrFlags(t *testing.T) {
 }
 
 func TestHTTPNeedsTheBearerToken(t *testing.T) {
-	dir := realDir(t, t.TempDir())
+	dir := testenv.TempDir(t)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	state := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

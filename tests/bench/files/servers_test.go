@@ -3,17 +3,11 @@ package files
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -52,41 +46,35 @@ var (
 		},
 		conversations: true,
 	}
-	reference = server{
-		name:    "reference",
-		command: func() (string, bool) { c, ok := peers["reference"]; return c, ok },
-		args:    func(dir string) []string { return []string{dir} },
-		read: func(path string) call {
-			return call{"read_text_file", map[string]any{"path": path}}
-		},
-		edit: func(path, old, new string) call {
-			return call{"edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"oldText": old, "newText": new}}}}
-		},
-	}
-	mark3labs = server{
-		name:    "mark3labs",
-		command: func() (string, bool) { c, ok := peers["mark3labs"]; return c, ok },
-		args:    func(dir string) []string { return []string{dir} },
-		read: func(path string) call {
-			return call{"read_file", map[string]any{"path": path}}
-		},
-		edit: func(path, old, new string) call {
-			return call{"modify_file", map[string]any{"path": path, "find": old, "replace": new}}
-		},
-	}
+	reference = peer("reference", "read_text_file", func(path, old, new string) call {
+		return call{"edit_file", map[string]any{"path": path, "edits": []any{map[string]any{"oldText": old, "newText": new}}}}
+	})
+	mark3labs = peer("mark3labs", "read_file", func(path, old, new string) call {
+		return call{"modify_file", map[string]any{"path": path, "find": old, "replace": new}}
+	})
 	servers = []server{mcpdiff, reference, mark3labs}
 )
+
+// peer is a peer server that scripts/peers installed, serving the folder it is given:
+// read is the tool that reads a whole file, edit the call that replaces a string.
+func peer(name, read string, edit func(path, old, new string) call) server {
+	return server{
+		name:    name,
+		command: func() (string, bool) { c, ok := peers[name]; return c, ok },
+		args:    func(dir string) []string { return []string{dir} },
+		read:    func(path string) call { return call{read, map[string]any{"path": path}} },
+		edit:    edit,
+	}
+}
 
 // readFiles is mcpdiff's batch-toolkit read, the other whole-file read it offers.
 func readFiles(path string) call { return call{"read_files", map[string]any{"path": path}} }
 
 // conn is one client connected to one running server.
 type conn struct {
-	srv    server
-	c      *client.Client
-	cmd    *exec.Cmd           // the server process, for its memory figures
-	stderr *testenv.SyncBuffer // what the server printed on stderr, for error messages
-	conv   string              // mcp_conversation_id to pass, once the server gave one
+	srv  server
+	c    *testenv.MCPClient
+	conv string // mcp_conversation_id to pass, once the server gave one
 }
 
 // connect starts srv on the workspace dir and completes the MCP handshake. A peer
@@ -97,32 +85,11 @@ func connect(b *testing.B, srv server, dir string) *conn {
 	if !ok {
 		b.Skipf("%s is not installed, so it is left out (%s)", srv.name, orUnknown(peerProblem))
 	}
-	cn := &conn{srv: srv, stderr: &testenv.SyncBuffer{}}
-	// The server must outlive the context Start is called with, so the command
-	// ignores it (exec.CommandContext would kill the server when it ends).
-	cmdFunc := func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
-		cn.cmd = exec.Command(command, args...)
-		cn.cmd.Env = append(os.Environ(), env...)
-		cn.cmd.Dir = dir
-		return cn.cmd, nil
-	}
-	tr := transport.NewStdioWithOptions(command, nil, srv.args(dir),
-		transport.WithCommandFunc(cmdFunc), transport.WithCommandStderrWriter(cn.stderr))
 	// Every server is spoken to with the same handshake: the newest protocol version
 	// that still uses initialize, which all three understand.
-	cn.c = client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-	if err := cn.c.Start(context.Background()); err != nil {
-		b.Fatalf("start %s: %v\n%s", srv.name, err, cn.stderr)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "mcpdiff-bench", Version: "1"}
-	if _, err := cn.c.Initialize(ctx, req); err != nil {
-		cn.c.Close()
-		b.Fatalf("initialize %s: %v\n%s", srv.name, err, cn.stderr)
-	}
-	return cn
+	c := testenv.StartMCP(b, testenv.MCPServer{Command: command, Args: srv.args(dir), Dir: dir,
+		Client: "mcpdiff-bench", ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION})
+	return &conn{srv: srv, c: c}
 }
 
 func orUnknown(s string) string {
@@ -160,12 +127,9 @@ func (cn *conn) edit(path, old, new string) call {
 func (cn *conn) try(c call) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = c.tool
-	req.Params.Arguments = c.args
-	res, err := cn.c.CallTool(ctx, req)
+	res, err := cn.c.Call(ctx, c.tool, c.args)
 	if err != nil {
-		return "", fmt.Errorf("%w\n%s", err, cn.stderr)
+		return "", fmt.Errorf("%w\n%s", err, cn.c.Stderr)
 	}
 	text := resultText(res)
 	if res.IsError {
@@ -198,20 +162,14 @@ func resultText(res *mcp.CallToolResult) string {
 
 // peakRSS is the server process's peak resident memory in bytes (Linux; 0 elsewhere).
 func (cn *conn) peakRSS() float64 {
-	if cn.cmd == nil || cn.cmd.Process == nil {
+	if cn.c.Cmd == nil || cn.c.Cmd.Process == nil {
 		return 0
 	}
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(cn.cmd.Process.Pid), "status"))
+	kb, err := testenv.StatusKB(cn.c.Cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	return float64(kb) * 1024
 }
 
 func (cn *conn) close() { cn.c.Close() }

@@ -1,10 +1,8 @@
 package history
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -39,23 +37,17 @@ func newWS(b *testing.B) *ws {
 // edit records and writes one edit of the file rel from before to after.
 func (w *ws) edit(b *testing.B, conv, rel string, before, after []byte) *history.Entry {
 	b.Helper()
-	return testenv.Record(b, w.store, w.root, conv, history.Change{Op: history.Edit, Path: filepath.Join(w.dir, rel), Before: before, BeforeExists: true, After: after})
+	return testenv.RecordEdit(b, w.store, w.root, conv, rel, before, after)
 }
 
 func (w *ws) write(b *testing.B, rel string, lines []string) {
 	b.Helper()
-	if err := os.WriteFile(filepath.Join(w.dir, rel), []byte(strings.Join(lines, "")), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	testenv.WriteFile(b, filepath.Join(w.dir, rel), strings.Join(lines, ""))
 }
 
 func (w *ws) expect(b *testing.B, rel string, lines []string, after string) {
 	b.Helper()
-	got, err := os.ReadFile(filepath.Join(w.dir, rel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if string(got) != strings.Join(lines, "") {
+	if testenv.ReadFile(b, filepath.Join(w.dir, rel)) != strings.Join(lines, "") {
 		b.Fatalf("after %s, %s does not hold what it should", after, rel)
 	}
 }
@@ -72,15 +64,13 @@ func (w *ws) decide(b *testing.B, id string, to history.Status) {
 func (w *ws) cli(b *testing.B, args ...string) (time.Duration, string) {
 	b.Helper()
 	cmd := exec.Command(testenv.Binary, append(args, "--workspace", w.dir)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	stdout, stderr, code := testenv.Run(b, cmd)
 	elapsed := time.Since(start)
-	if err != nil {
-		b.Fatalf("mcpdiff %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	if code != 0 {
+		b.Fatalf("mcpdiff %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 	}
-	return elapsed, stdout.String()
+	return elapsed, stdout
 }
 
 // codeLine is line i of an ordinary Go-like file.

@@ -158,22 +158,7 @@ func BenchmarkPreWithNeovim(b *testing.B) {
 	}
 	for range b.N {
 		w := newHookWS(b)
-		sock := filepath.Join(b.TempDir(), "nvim.sock")
-		cmd := exec.Command(nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "--listen", sock, w.file)
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if _, err := os.Stat(sock); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatal("Neovim did not listen")
-			}
-			time.Sleep(10 * time.Millisecond) // waiting for Neovim's socket, bounded
-		}
+		sock := testenv.ListenNeovim(b, nvim, "", nil, w.file).Sock
 		w.edit(b, 1000, "NVIM="+sock)
 		var pre []time.Duration
 		for n := range hookReps {

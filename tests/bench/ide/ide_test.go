@@ -41,16 +41,7 @@ func startEditor(b *testing.B, layout string) *editor {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	v, err := nvimrpc.NewChildProcess(
-		nvimrpc.ChildProcessCommand(nvimBin),
-		nvimrpc.ChildProcessArgs("--embed", "--headless", "-u", "NONE", "-i", "NONE", "-n"),
-		nvimrpc.ChildProcessEnv(isolatedEnv(home)),
-		nvimrpc.ChildProcessDir(ws),
-		nvimrpc.ChildProcessLogf(func(string, ...any) {}),
-	)
-	if err != nil {
-		b.Fatal(err)
-	}
+	v := testenv.EmbedNeovim(b, nvimBin, ws, isolatedEnv(home), "-u", "NONE")
 	b.Cleanup(func() { v.Close() })
 	e := &editor{v: v, ws: ws, opened: make(chan struct{}, 16), flushed: make(chan time.Time, 16)}
 	// Notifications arrive in order on one goroutine: the first flush after
@@ -59,7 +50,7 @@ func startEditor(b *testing.B, layout string) *editor {
 	if err := v.RegisterHandler("opened", func() { armed = true; e.opened <- struct{}{} }); err != nil {
 		b.Fatal(err)
 	}
-	err = v.RegisterHandler("redraw", func(updates ...[]any) {
+	err := v.RegisterHandler("redraw", func(updates ...[]any) {
 		for _, u := range updates {
 			if name, _ := u[0].(string); name == "flush" && armed {
 				armed = false
@@ -125,17 +116,8 @@ func (e *editor) cycle(b *testing.B, path, proposal string, n int, edit bool) (o
 	b.Helper()
 	tab := fmt.Sprintf("✻ [Claude Code] %s (%06x) ⧉", filepath.Base(path), n)
 	answer, start := e.client.OpenDiffAt(path, proposal, tab)
-	select {
-	case <-e.opened:
-	case <-time.After(testenv.WaitLimit):
-		b.Fatal("the diff was never opened")
-	}
-	select {
-	case drawn := <-e.flushed:
-		open = drawn.Sub(start)
-	case <-time.After(testenv.WaitLimit):
-		b.Fatal("the diff was never drawn")
-	}
+	testenv.Receive(b, e.opened, "the diff to open")
+	open = testenv.Receive(b, e.flushed, "the diff to be drawn").Sub(start)
 	if edit {
 		start := time.Now()
 		if err := e.v.SetBufferLines(0, 0, 1, false, [][]byte{[]byte("edited by the user")}); err != nil {
@@ -219,15 +201,10 @@ func oneMessage(m ideclient.Message) <-chan ideclient.Message {
 // rssKB reads a process's resident set size.
 func rssKB(b *testing.B, pid int) int {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := testenv.StatusKB(pid, "VmRSS")
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(data)
-	if m == nil {
-		b.Fatal("no VmRSS in /proc/pid/status")
-	}
-	n, _ := strconv.Atoi(string(m[1]))
 	return n
 }
 

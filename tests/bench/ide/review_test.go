@@ -99,9 +99,7 @@ func pendingFile(b *testing.B, ws string, edits, convs int) (string, []string) {
 		lines[i] = fmt.Sprintf("line %d: the quick brown fox jumps over the lazy dog\n", i+1)
 	}
 	rel := "big.txt"
-	if err := os.WriteFile(filepath.Join(ws, rel), []byte(strings.Join(lines, "")), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	testenv.WriteFile(b, filepath.Join(ws, rel), strings.Join(lines, ""))
 	for i := range edits {
 		recordLine(b, store, root, fmt.Sprintf("conv_1_%04x", i*convs/edits), rel, lines, i*(len(lines)/edits)+5)
 	}
@@ -114,7 +112,7 @@ func recordLine(b *testing.B, store *history.Store, root *workspace.Root, conv, 
 	before := []byte(strings.Join(lines, ""))
 	lines[n] = fmt.Sprintf("line %d: EDITED by the agent at %d\n", n+1, time.Now().UnixNano())
 	after := []byte(strings.Join(lines, ""))
-	testenv.Record(b, store, root, conv, history.Change{Op: history.Edit, Path: filepath.Join(root.Path(), rel), Before: before, BeforeExists: true, After: after})
+	testenv.RecordEdit(b, store, root, conv, rel, before, after)
 }
 
 // waitSigns waits until the buffer of path shows n signs of pending edits.
@@ -165,8 +163,7 @@ end`, nil, path)
 		b.Fatal(err)
 	}
 	e.waitSigns(b, path, 100)
-	root, _ := workspace.OpenRoot(e.ws)
-	store, _ := history.OpenExisting(root)
+	root, store := testenv.CreateStore(b, e.ws) // the history pendingFile made
 	var total, signs, latency []time.Duration
 	for i := range 10 * b.N {
 		var before int
