@@ -107,6 +107,11 @@ type Reading struct {
 	from, to int // the lines shown, 1-based, inclusive
 }
 
+// parallelHashFrom is the size from which NewReading hashes on another goroutine:
+// below it, handing the work to another core (whose thread may sleep) takes longer
+// than hashing.
+const parallelHashFrom = 128 << 10
+
 // NewReading checks that content is text and splits it into lines; the file's
 // SHA-256 is computed meanwhile, on another core when there is one. The lines are
 // slices of content, not of a copy: content must not change afterwards.
@@ -115,7 +120,11 @@ func NewReading(content []byte) (*Reading, error) {
 		return nil, err
 	}
 	r := &Reading{hash: make(chan string, 1)}
-	go func() { r.hash <- FileHash(content) }()
+	if len(content) < parallelHashFrom {
+		r.hash <- FileHash(content) // waking another core costs more
+	} else {
+		go func() { r.hash <- FileHash(content) }()
+	}
 	r.Texts = lineTexts(unsafe.String(unsafe.SliceData(content), len(content)))
 	r.from, r.to = 1, len(r.Texts)
 	return r, nil
