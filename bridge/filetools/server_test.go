@@ -15,7 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -54,6 +53,54 @@ func TestClientRootsKeepTheClientsOrder(t *testing.T) {
 	}
 }
 
+// Over stdio, as a real client: the server's roots/list request and the client's
+// answer cross the wire between the client's calls.
+func TestClientRootsOverStdio(t *testing.T) {
+	parent := testenv.TempDir(t)
+	first, second := filepath.Join(parent, "zz-first"), filepath.Join(parent, "aa-second")
+	writeFile(t, filepath.Join(first, "x.txt"), "first\n", 0o644)
+	writeFile(t, filepath.Join(second, "x.txt"), "second\n", 0o644)
+	srv, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toServer, clientOut := io.Pipe()
+	clientIn, fromServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.ServeStdio(context.Background(), toServer, fromServer, log.New(io.Discard, "", 0))
+	}()
+	mc := client.NewClient(transport.NewIO(clientIn, clientOut, nil), client.WithRootsHandler(rootsList{first, second}))
+	c := initialize(t, mc, true)
+	if got := c.ok("read_files", map[string]any{"path": "x.txt"}); got != "1 | first" {
+		t.Fatalf("x.txt resolved in the wrong root: %q", got)
+	}
+	if got := c.ok("read_files", map[string]any{"path": filepath.Join(second, "x.txt")}); got != "1 | second" {
+		t.Fatalf("the second root is not allowed: %q", got)
+	}
+	clientOut.Close() // the input ends: the server returns
+	if err := testenv.Receive(t, served, "ServeStdio to return"); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+}
+
+// A line that is not JSON gets JSON-RPC's parse error, and the session goes on.
+func TestStdioAnswersAParseError(t *testing.T) {
+	srv, err := New(Config{Roots: []string{testenv.TempDir(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader("not json\n" + `{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n")
+	var out strings.Builder
+	if err := srv.ServeStdio(context.Background(), in, &out, log.New(io.Discard, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(out.String(), `"code":-32700`) || !strings.Contains(out.String(), `{"jsonrpc":"2.0","id":7,"result":{}}`) {
+		t.Fatalf("answers:\n%s", out.String())
+	}
+}
+
 // silentRoots declares roots but never answers roots/list (until the test ends).
 type silentRoots struct{ release chan struct{} }
 
@@ -89,9 +136,7 @@ func TestRootsListWithoutAnswerFallsBackToTheWorkingDirectory(t *testing.T) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		stdio := server.NewStdioServer(srv.MCP())
-		stdio.SetErrorLogger(log.New(io.Discard, "", 0)) // the pipes closing at the end
-		_ = stdio.Listen(ctx, toServer, fromServer)
+		_ = srv.ServeStdio(ctx, toServer, fromServer, log.New(io.Discard, "", 0)) // the pipes closing at the end
 	}()
 	roots := silentRoots{release: make(chan struct{})}
 	out := &signalWriter{WriteCloser: clientOut}

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
@@ -25,12 +24,7 @@ import (
 // placeholder that the writer of out swaps for it.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, logger *log.Logger) error {
 	s.bigTexts = &bigTexts{pending: map[string][]byte{}}
-	// Every open call holds a worker; a slow one must never queue a fast one.
-	stdio := server.NewStdioServer(s.mcp)
-	server.WithWorkerPoolSize(64)(stdio)
-	server.WithQueueSize(1024)(stdio)
-	stdio.SetErrorLogger(logger)
-	return stdio.Listen(ctx, in, &bigTextWriter{out: out, texts: s.bigTexts})
+	return newStdioConn(s, in, &bigTextWriter{out: out, texts: s.bigTexts}, logger).serve(ctx)
 }
 
 // bigTextFrom is the size from which a result's text is escaped by jsonscan.

@@ -1,0 +1,256 @@
+package filetools
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// stdioConn is the session of the one client of ServeStdio, and its transport.
+//
+// mcp-go's own stdio server decodes each message six times (once to validate it,
+// once for each kind of answer to a request of its own, once to route it, twice
+// to handle it) and hands a tool call over three goroutines: the one that read the
+// line, its loop, and a worker. Here a message is decoded once to route it and
+// handled by mcp-go (HandleMessage) on the goroutine that read it, which first
+// starts the goroutine that reads the next one: a lone call is answered without
+// waiting for another goroutine to be scheduled, and calls sent together still run
+// side by side (edits of one file then batch, queue.go).
+type stdioConn struct {
+	srv    *Server
+	in     *bufio.Reader
+	out    io.Writer // writes a message whole (bigTextWriter)
+	logger *log.Logger
+	ended  chan error // the first read that fails: the input's end
+	calls  sync.WaitGroup
+
+	notifications chan mcp.JSONRPCNotification
+	initialized   atomic.Bool
+	logLevel      atomic.Value // mcp.LoggingLevel
+	clientInfo    atomic.Value // mcp.Implementation
+	capabilities  atomic.Value // mcp.ClientCapabilities
+	protocol      atomic.Value // string
+
+	lastID  atomic.Int64
+	mu      sync.Mutex
+	pending map[int64]chan rootsAnswer // roots/list requests awaiting the client
+}
+
+type rootsAnswer struct {
+	result *mcp.ListRootsResult
+	err    error
+}
+
+func newStdioConn(s *Server, in io.Reader, out io.Writer, logger *log.Logger) *stdioConn {
+	return &stdioConn{
+		srv: s, in: bufio.NewReaderSize(in, 64<<10), out: out, logger: logger, ended: make(chan error, 1),
+		notifications: make(chan mcp.JSONRPCNotification, 100), pending: map[int64]chan rootsAnswer{},
+	}
+}
+
+// serve runs until the input ends or ctx is done, then waits for the calls in flight.
+func (c *stdioConn) serve(ctx context.Context) error {
+	if err := c.srv.mcp.RegisterSession(ctx, c); err != nil {
+		return fmt.Errorf("register the stdio session: %w", err)
+	}
+	defer c.srv.mcp.UnregisterSession(ctx, c.SessionID())
+	ctx = c.srv.mcp.WithContext(ctx, c)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go c.forwardNotifications(ctx)
+	go c.readNext(ctx)
+	var err error
+	select {
+	case err = <-c.ended:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	cancel()       // calls still waiting on the client (roots/list) give up
+	c.calls.Wait() // (not a read blocked on the input, which ends with it)
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// readNext reads one message, starts the goroutine that reads the next, and
+// handles its message.
+func (c *stdioConn) readNext(ctx context.Context) {
+	line, err := c.in.ReadBytes('\n')
+	if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
+		c.ended <- err
+		return
+	}
+	c.calls.Add(1)
+	defer c.calls.Done()
+	if err == nil {
+		go c.readNext(ctx)
+	} else {
+		defer func() { c.ended <- io.EOF }() // a last line without its newline
+	}
+	c.handle(ctx, line)
+}
+
+// handle answers one message: a request or notification through mcp-go, or the
+// client's answer to a request of ours.
+func (c *stdioConn) handle(ctx context.Context, line []byte) {
+	var env struct {
+		ID     json.RawMessage  `json:"id"`
+		Method string           `json:"method"`
+		Result json.RawMessage  `json:"result"`
+		Error  *json.RawMessage `json:"error"`
+	}
+	if len(line) == 0 || (len(line) == 1 && line[0] == '\n') {
+		return
+	}
+	if err := json.Unmarshal(line, &env); err != nil {
+		c.write(errorAnswer(nil, mcp.PARSE_ERROR, "Parse error"))
+		return
+	}
+	if env.Method == "" && env.ID != nil && (env.Result != nil || env.Error != nil) {
+		c.answered(env.ID, env.Result, env.Error)
+		return
+	}
+	res := c.handleMessage(ctx, env.ID, line)
+	if res != nil {
+		c.write(res)
+	}
+}
+
+// handleMessage runs mcp-go's handler, answering a panic with an internal error.
+func (c *stdioConn) handleMessage(ctx context.Context, id json.RawMessage, line []byte) (res mcp.JSONRPCMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger.Printf("panic while handling a message: %v", r)
+			if id != nil {
+				var rid any
+				_ = json.Unmarshal(id, &rid)
+				res = errorAnswer(rid, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
+			}
+		}
+	}()
+	return c.srv.mcp.HandleMessage(ctx, line)
+}
+
+func errorAnswer(id any, code int, message string) mcp.JSONRPCMessage {
+	return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Error: mcp.NewJSONRPCErrorDetails(code, message, nil)}
+}
+
+// write sends one message.
+func (c *stdioConn) write(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		c.logger.Printf("encode an answer: %v", err)
+		return
+	}
+	if _, err := c.out.Write(append(b, '\n')); err != nil {
+		c.logger.Printf("write an answer: %v", err)
+	}
+}
+
+func (c *stdioConn) forwardNotifications(ctx context.Context) {
+	for {
+		select {
+		case n := <-c.notifications:
+			c.write(n)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ListRoots asks the client for its roots (mcp-go's RequestRoots calls it).
+func (c *stdioConn) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	id := c.lastID.Add(1)
+	answer := make(chan rootsAnswer, 1)
+	c.mu.Lock()
+	c.pending[id] = answer
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	c.write(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "method": mcp.MethodListRoots})
+	select {
+	case a := <-answer:
+		return a.result, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// answered hands the client's answer to the request of ours it answers.
+func (c *stdioConn) answered(rawID, result json.RawMessage, errObj *json.RawMessage) {
+	var id int64
+	if json.Unmarshal(rawID, &id) != nil {
+		return
+	}
+	c.mu.Lock()
+	answer, ok := c.pending[id]
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	var a rootsAnswer
+	if errObj != nil {
+		var e struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(*errObj, &e)
+		a.err = fmt.Errorf("the client's roots/list failed: %s", e.Message)
+	} else {
+		a.result = &mcp.ListRootsResult{}
+		if err := json.Unmarshal(result, a.result); err != nil {
+			a.result, a.err = nil, fmt.Errorf("the client's roots/list answer: %w", err)
+		}
+	}
+	answer <- a
+}
+
+// The session, as mcp-go asks for it.
+
+func (c *stdioConn) SessionID() string { return "stdio" }
+func (c *stdioConn) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return c.notifications
+}
+func (c *stdioConn) Initialize()                        { c.initialized.Store(true) }
+func (c *stdioConn) Initialized() bool                  { return c.initialized.Load() }
+func (c *stdioConn) SetLogLevel(level mcp.LoggingLevel) { c.logLevel.Store(level) }
+func (c *stdioConn) GetLogLevel() mcp.LoggingLevel {
+	if l, ok := c.logLevel.Load().(mcp.LoggingLevel); ok {
+		return l
+	}
+	return mcp.LoggingLevelError
+}
+func (c *stdioConn) GetClientInfo() mcp.Implementation {
+	info, _ := c.clientInfo.Load().(mcp.Implementation)
+	return info
+}
+func (c *stdioConn) SetClientInfo(info mcp.Implementation) { c.clientInfo.Store(info) }
+func (c *stdioConn) GetClientCapabilities() mcp.ClientCapabilities {
+	caps, _ := c.capabilities.Load().(mcp.ClientCapabilities)
+	return caps
+}
+func (c *stdioConn) SetClientCapabilities(caps mcp.ClientCapabilities) { c.capabilities.Store(caps) }
+func (c *stdioConn) ProtocolVersion() string {
+	v, _ := c.protocol.Load().(string)
+	return v
+}
+func (c *stdioConn) SetProtocolVersion(v string) { c.protocol.Store(v) }
+
+var (
+	_ server.SessionWithLogging         = (*stdioConn)(nil)
+	_ server.SessionWithClientInfo      = (*stdioConn)(nil)
+	_ server.SessionWithRoots           = (*stdioConn)(nil)
+	_ server.SessionWithProtocolVersion = (*stdioConn)(nil)
+)
