@@ -610,7 +610,7 @@ func FuzzReading(f *testing.F) {
 
 // Tag trims as strings.TrimRightFunc(line, unicode.IsSpace) does before hashing.
 func FuzzTag(f *testing.F) {
-	for _, seed := range []string{"", "a", "a \t\r\n\v\f", "x\u00a0", "x\u0085", "x\u2003 ", "\xff ", " \u3000"} {
+	for _, seed := range []string{"", "a", "a \t\r\n\v\f", "x\u00a0", "x\u0085", "x\u2003 ", "\xff ", " \u3000", "ab x xabc \tx x\u3000xlongest line of allxy"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -622,6 +622,13 @@ func FuzzTag(f *testing.F) {
 		}
 		if got, want := Tag(line), fmt.Sprintf("%02x", byte(hash)); got != want {
 			t.Fatalf("Tag(%q) = %s, want %s", line, got, want)
+		}
+		// Lines tagged four at a time get the tags they get alone.
+		texts := strings.Split(line, "x")
+		for i, tag := range tagBytes(texts) {
+			if tag != tagByte(texts[i]) {
+				t.Fatalf("tagBytes(%q)[%d] = %02x, want %02x", texts, i, tag, tagByte(texts[i]))
+			}
 		}
 	})
 }
