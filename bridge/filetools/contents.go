@@ -2,7 +2,6 @@ package filetools
 
 import (
 	"io/fs"
-	"os"
 	"sync"
 )
 
@@ -72,7 +71,7 @@ func (w *written) content(path string, info fs.FileInfo) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	if !os.SameFile(info, k.info) || info.Size() != k.info.Size() || !info.ModTime().Equal(k.info.ModTime()) {
+	if !sameIdentity(info, k.info) {
 		w.forgetLocked(path)
 		return nil, false
 	}

@@ -44,3 +44,28 @@ func TestAKeptBigFileChangedOutsideIsReadAgain(t *testing.T) {
 		t.Errorf("the history holds %v, want the outside change between the two edits", tools)
 	}
 }
+
+// A read answered from the server's last read of the file is right only while the
+// file is unchanged: one changed in place since (same size) is read again.
+func TestARepeatedReadSeesAChangeMadeInPlace(t *testing.T) {
+	root := testenv.TempDir(t)
+	path := filepath.Join(root, "a.txt")
+	writeFile(t, path, "one\ntwo\n", 0o644)
+	c := serve(t, Config{Roots: []string{root}})
+	first := c.ok("read_text_file", map[string]any{"path": path})
+	if again := c.ok("read_text_file", map[string]any{"path": path}); again != first {
+		t.Fatalf("a second read of an unchanged file differs:\n%s\n%s", first, again)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("TWO"), 4); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got := c.ok("read_text_file", map[string]any{"path": path})
+	if !strings.Contains(got, "|TWO\n") || !strings.Contains(got, "file_hash: "+testenv.SHA256("one\nTWO\n")) {
+		t.Fatalf("the read after the change shows:\n%s", got)
+	}
+}

@@ -335,20 +335,20 @@ func (c fileChange) paths() []string {
 }
 
 // readText reads one text file for a read tool.
-func (s *Server) readText(ctx context.Context, path string) (workspace.File, []byte, error) {
+func (s *Server) readText(ctx context.Context, path string) (*target, error) {
 	sc, err := s.scope(ctx)
 	if err != nil {
-		return workspace.File{}, nil, err
+		return nil, err
 	}
 	files, err := resolveAll(sc, []string{path}, false)
 	if err != nil {
-		return workspace.File{}, nil, err
+		return nil, err
 	}
 	ts, err := s.readTargets(files, readOpts{})
 	if err != nil {
-		return workspace.File{}, nil, err
+		return nil, err
 	}
-	return files[0], ts[0].Content, nil
+	return ts[0], nil
 }
 
 // sessionID identifies the calling client (views are per client).

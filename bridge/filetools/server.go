@@ -66,6 +66,7 @@ type Server struct {
 	stores   sync.Map          // root path → *history.Store
 	queues   sync.Map          // queueKey → *fileQueue (queue.go)
 	written  written           // the content last written to big files (contents.go)
+	readings readings          // the last reads of files (readings.go)
 	views    *views
 	// recordAll is history.RecordAll, which logs and applies a call's changes; tests
 	// wrap it to make a commit's files fail, benchmarks replace it to write without a

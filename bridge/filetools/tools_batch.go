@@ -128,10 +128,11 @@ func (s *Server) readFiles(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		return fail(errorf("line_range reads part of a single file; pass one path with it, or no line_range for several files")), nil
 	}
 	read := func(path string) (string, int, error) {
-		_, content, err := s.readText(ctx, path)
+		t, err := s.readText(ctx, path)
 		if err != nil {
 			return "", 0, err
 		}
+		content := t.Content
 		start, end := 0, 0
 		if lineRange != "" {
 			if start, end, err = edit.ParseLineRange(lineRange); err != nil {

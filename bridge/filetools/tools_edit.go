@@ -104,10 +104,11 @@ type diffArgs struct {
 
 func (s *Server) editFile(ctx context.Context, req mcp.CallToolRequest, a editArgs) (*mcp.CallToolResult, error) {
 	if a.DryRun {
-		f, content, err := s.readText(ctx, a.Path)
+		t, err := s.readText(ctx, a.Path)
 		if err != nil {
 			return fail(err), nil
 		}
+		f, content := t.file, t.Content
 		after, count, err := edit.ReplaceString(content, a.OldString, a.NewString, a.ReplaceAll)
 		if err != nil {
 			return fail(err), nil

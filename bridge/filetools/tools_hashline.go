@@ -59,13 +59,16 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if err := req.BindArguments(&a); err != nil {
 		return fail(badArguments(req, err)), nil
 	}
-	f, content, err := s.readText(ctx, a.Path)
+	t, err := s.readText(ctx, a.Path)
 	if err != nil {
 		return fail(err), nil
 	}
-	r, err := edit.NewReading(content)
-	if err != nil {
-		return fail(err), nil
+	r, kept := s.readings.get(t.file.Abs, t.Info)
+	if r == nil {
+		if r, err = edit.NewReading(t.Content); err != nil {
+			return fail(err), nil
+		}
+		kept = s.readings.put(t.file.Abs, t.Info, r, len(t.Content))
 	}
 	// An end past the last line reads to the end, as models ask for "the next 100
 	// lines" without knowing the length; a start past it stays an error.
@@ -78,9 +81,9 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if n := r.Len(); n > s.cfg.MaxRead {
 		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, n, s.cfg.MaxRead)), nil
 	}
-	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), r.Texts)
+	s.views.pushRead(viewKey(sessionID(ctx), t.file.Abs), r.Texts)
 	if s.bigTexts != nil && r.Len() >= bigTextFrom {
-		return mcp.NewToolResultText(s.bigTexts.addEscaped(r.AppendJSON(nil))), nil
+		return mcp.NewToolResultText(s.bigTexts.addEscaped(s.readings.answer(kept, r))), nil
 	}
 	return mcp.NewToolResultText(r.String()), nil
 }

@@ -155,6 +155,15 @@ func NewReading(content []byte) (*Reading, error) {
 	return r, nil
 }
 
+// Again is a Reading of the same content for another read: the whole file, the
+// hash already known. r and the new one may be used by different goroutines.
+func (r *Reading) Again() *Reading {
+	return &Reading{Texts: r.Texts, fileHash: r.FileHash(), from: 1, to: len(r.Texts)}
+}
+
+// Lines are the lines shown (1-based, inclusive).
+func (r *Reading) Lines() (from, to int) { return r.from, r.to }
+
 // Select chooses the lines shown.
 func (r *Reading) Select(start, end int) error {
 	from, to, err := readRange(len(r.Texts), start, end)
