@@ -2,11 +2,13 @@ package filetools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -195,4 +197,53 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 	}
 	w.mu.Unlock()
 	return n, err
+}
+
+// Tool answers made of text are written without mcp-go's encoder, as the same
+// JSON; any other answer goes through it.
+func TestToolAnswersAreTheJSONMcpGoWrites(t *testing.T) {
+	srv, err := New(Config{Roots: []string{testenv.TempDir(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.bigTexts = &bigTexts{pending: map[string][]byte{}}
+	c := newStdioConn(srv, nil, io.Discard, log.New(io.Discard, "", 0))
+	big := strings.Repeat("line \"quoted\"\t\\ é \x01\n", 4000)
+	for _, tc := range []struct {
+		name  string
+		msg   any
+		plain bool
+	}{
+		{"text", mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(7)), mcp.NewToolResultText("1:ab|x\n\"q\"\tz")), true},
+		{"string id, error", mcp.NewJSONRPCResultResponse(mcp.NewRequestId("s3"), mcp.NewToolResultError("Error: no")), true},
+		{"two texts", mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(1)), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("a"), mcp.NewTextContent("b")}}), true},
+		{"big text", mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(2)), srv.textResult(big)), true},
+		{"structured", mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(3)), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("a")}, StructuredContent: map[string]any{"k": 1}}), false},
+		{"tools list", mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(4)), mcp.ListToolsResult{}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, plain := c.appendToolAnswer(nil, tc.msg)
+			if plain != tc.plain {
+				t.Fatalf("written directly: %v, want %v", plain, tc.plain)
+			}
+			if !plain {
+				return
+			}
+			if tc.name == "big text" { // mcp-go would write the placeholder: compare with the text
+				tc.msg = mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(2)), mcp.NewToolResultText(big))
+			}
+			want, err := json.Marshal(tc.msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, got)
+			}
+			json.Unmarshal(want, &w)
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
 }

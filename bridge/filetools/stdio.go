@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"log"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -74,6 +75,14 @@ func (b *bigTexts) addEscaped(escaped []byte) string {
 		b.order = b.order[1:]
 	}
 	return key
+}
+
+// escaped takes the escaped text of text when it is a placeholder.
+func (b *bigTexts) escaped(text string) ([]byte, bool) {
+	if b == nil || len(text) != placeholderLen || !strings.HasPrefix(text, placeholderPrefix) {
+		return nil, false
+	}
+	return b.take(text)
 }
 
 // take returns and forgets the text of a placeholder.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
 
 // stdioConn is the session of the one client of ServeStdio, and its transport.
@@ -147,14 +149,63 @@ func errorAnswer(id any, code int, message string) mcp.JSONRPCMessage {
 
 // write sends one message.
 func (c *stdioConn) write(msg any) {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		c.logger.Printf("encode an answer: %v", err)
-		return
+	b, ok := c.appendToolAnswer(nil, msg)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(msg); err != nil {
+			c.logger.Printf("encode an answer: %v", err)
+			return
+		}
 	}
 	if _, err := c.out.Write(append(b, '\n')); err != nil {
 		c.logger.Printf("write an answer: %v", err)
 	}
+}
+
+// appendToolAnswer appends msg as JSON when it is the answer to a tool call made of
+// text only, which is every answer of the file tools, and reports whether it was.
+// mcp-go encodes a tool's result through a map and encoding/json, then compacts it
+// again: for a big read, that was passes over half a megabyte. Here the text is
+// escaped once (a big text was escaped ahead, bigTexts), and the rest is fixed.
+func (c *stdioConn) appendToolAnswer(dst []byte, msg any) ([]byte, bool) {
+	res, ok := msg.(mcp.JSONRPCResponse)
+	if !ok {
+		return nil, false
+	}
+	r, ok := res.Result.(*mcp.CallToolResult)
+	if !ok || r.Meta != nil || r.ResultType != "" || r.StructuredContent != nil || len(r.RawStructuredContent) > 0 ||
+		len(r.InputRequests) > 0 || r.RequestState != "" {
+		return nil, false
+	}
+	for _, content := range r.Content {
+		if t, ok := content.(mcp.TextContent); !ok || t.Annotations != nil || t.Meta != nil || t.Type != "text" {
+			return nil, false
+		}
+	}
+	id, err := json.Marshal(res.ID)
+	if err != nil {
+		return nil, false
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(append(dst, id...), `,"result":{"content":[`...)
+	for i, content := range r.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":"text","text":"`...)
+		text := content.(mcp.TextContent).Text
+		if escaped, ok := c.srv.bigTexts.escaped(text); ok {
+			dst = append(dst, escaped...)
+		} else {
+			dst = jsonscan.AppendEscaped(dst, text)
+		}
+		dst = append(dst, `"}`...)
+	}
+	dst = append(dst, ']')
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, `}}`...), true
 }
 
 func (c *stdioConn) forwardNotifications(ctx context.Context) {
