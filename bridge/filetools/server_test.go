@@ -208,7 +208,7 @@ func TestToolAnswersAreTheJSONMcpGoWrites(t *testing.T) {
 	}
 	srv.bigTexts = &bigTexts{pending: map[string][]byte{}}
 	c := newStdioConn(srv, nil, io.Discard, log.New(io.Discard, "", 0))
-	big := strings.Repeat("line \"quoted\"\t\\ é \x01\n", 4000)
+	big := strings.Repeat("line \"quoted\"\t\\ é \x01 \xff <html>\n", 4000)
 	for _, tc := range []struct {
 		name  string
 		msg   any

@@ -1,7 +1,6 @@
 package filetools
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,14 +17,12 @@ import (
 // ServeStdio serves the tools to one client over in and out (JSON-RPC, a message a
 // line) until in ends or ctx is done.
 //
-// Big tool results take a shorter way out than mcp-go's: encoding/json escapes a
-// result's text, then scans and copies it again (a MarshalJSON result is compacted),
-// which was half of a 10,000-line read's time in the server. Here a text from
-// bigTextFrom bytes on is escaped once, by jsonscan, and the result carries a short
-// placeholder that the writer of out swaps for it.
+// A tool result's text from bigTextFrom bytes on is escaped as JSON by the tool, as
+// it is made, and the result carries a short placeholder for it, which the writer of
+// the answer swaps for the escaped text (stdioConn.appendToolAnswer).
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, logger *log.Logger) error {
 	s.bigTexts = &bigTexts{pending: map[string][]byte{}}
-	return newStdioConn(s, in, &bigTextWriter{out: out, texts: s.bigTexts}, logger).serve(ctx)
+	return newStdioConn(s, in, out, logger).serve(ctx)
 }
 
 // bigTextFrom is the size from which a result's text is escaped by jsonscan.
@@ -99,12 +96,6 @@ func (b *bigTexts) take(key string) ([]byte, bool) {
 	return text, ok
 }
 
-func (b *bigTexts) empty() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.pending) == 0
-}
-
 func indexOf(keys []string, key string) int {
 	for i, k := range keys {
 		if k == key {
@@ -112,48 +103,4 @@ func indexOf(keys []string, key string) int {
 		}
 	}
 	return -1
-}
-
-// bigTextWriter writes messages to out, each placeholder of a pending text swapped
-// for the text. mcp-go writes each message with one Write call, so the pieces of a
-// message go out in several writes, under mu, without being copied together first
-// (mcp-go writes its own requests to the client, such as roots/list, without its
-// write lock: mu keeps them from landing inside a message).
-type bigTextWriter struct {
-	mu    sync.Mutex
-	out   io.Writer
-	texts *bigTexts
-}
-
-func (w *bigTextWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.texts.empty() {
-		return w.out.Write(p)
-	}
-	rest := p
-	for {
-		i := bytes.Index(rest, []byte(placeholderPrefix))
-		if i < 0 || len(rest)-i < placeholderLen {
-			break
-		}
-		end := i + placeholderLen
-		text, ok := w.texts.take(string(rest[i:end]))
-		if !ok { // not a pending text's (a file may hold these letters)
-			i = end
-		}
-		if _, err := w.out.Write(rest[:i]); err != nil {
-			return 0, err
-		}
-		if ok {
-			if _, err := w.out.Write(text); err != nil {
-				return 0, err
-			}
-		}
-		rest = rest[end:]
-	}
-	if _, err := w.out.Write(rest); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

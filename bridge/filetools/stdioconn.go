@@ -30,7 +30,8 @@ import (
 type stdioConn struct {
 	srv    *Server
 	in     *bufio.Reader
-	out    io.Writer // writes a message whole (bigTextWriter)
+	out    io.Writer
+	outMu  sync.Mutex // a message goes out whole
 	logger *log.Logger
 	ended  chan error // the first read that fails: the input's end
 	calls  sync.WaitGroup
@@ -157,7 +158,10 @@ func (c *stdioConn) write(msg any) {
 			return
 		}
 	}
-	if _, err := c.out.Write(append(b, '\n')); err != nil {
+	c.outMu.Lock()
+	_, err := c.out.Write(append(b, '\n'))
+	c.outMu.Unlock()
+	if err != nil {
 		c.logger.Printf("write an answer: %v", err)
 	}
 }
