@@ -66,16 +66,20 @@ func RunBridge(ctx context.Context, in io.Reader, out io.WriteCloser, opts Bridg
 	if err != nil {
 		return fmt.Errorf("attach to Neovim: %w", err)
 	}
-	b := &bridge{v: v, editor: NewEditor(v, logf), opts: opts, logf: logf, review: newReviewer(v, logf)}
-	defer b.review.close()
-	if err := b.registerHandlers(); err != nil {
-		return err
-	}
-	served := make(chan error, 1)
-	go func() { served <- v.Serve() }()
-
+	b := &bridge{v: v, editor: NewEditor(v, logf), opts: opts, logf: logf}
+	// The lock file first, which is what Claude Code waits for: attach needs neither
+	// the reviewer nor the handlers until it reports to Neovim, through Serve.
 	attached := make(chan error, 1)
 	go func() { attached <- b.attach(ctx) }()
+	b.review = newReviewer(v, logf)
+	defer b.review.close()
+	served := make(chan error, 1)
+	if err := b.registerHandlers(); err != nil {
+		v.Close() // attach, if it waits for Neovim, fails at once
+		served <- err
+	} else {
+		go func() { served <- v.Serve() }()
+	}
 
 	runErr := b.wait(ctx, served, attached)
 	stopErr := b.stop()

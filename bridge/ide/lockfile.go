@@ -78,8 +78,9 @@ func ReadLockFiles(dirs []string) []LockFile {
 }
 
 // writeLockFile writes the lock file atomically: the CLI deletes lock files it cannot
-// parse, so a half-written one would silently unregister the editor. The folder is
-// private (0700, also when it already existed) and the file 0600: it holds the token.
+// parse, so a half-written one would silently unregister the editor. It is not flushed
+// to disk: after a crash of the machine the editor it names is gone anyway. The folder
+// is private (0700, also when it already existed) and the file 0600: it holds the token.
 func writeLockFile(path string, content lockFileContent) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -93,7 +94,7 @@ func writeLockFile(path string, content lockFileContent) error {
 		return fmt.Errorf("ide: encode lock file: %w", err)
 	}
 	tmp := fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), time.Now().UnixNano())
-	err = workspace.WriteNew(tmp, data, 0o600)
+	err = workspace.WriteNew(tmp, data, 0o600, false)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
