@@ -34,8 +34,10 @@ type BridgeOptions struct {
 	// NewRecorder, optional, makes the recorder of diffs accepted in Neovim for the
 	// workspace folders (Neovim's cwd and LSP roots, known once attached).
 	NewRecorder func(folders []string) ide.Recorder
-	LockDir     string // "" = $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide
-	Logf        func(format string, args ...any)
+	// AfterDiffs, optional, is the IDE server's ide.Options.AfterDiffs.
+	AfterDiffs func()
+	LockDir    string // "" = $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide
+	Logf       func(format string, args ...any)
 }
 
 // bridge is one `mcpdiff nvim` process: a Neovim on stdio and an IDE server.
@@ -194,16 +196,17 @@ func (b *bridge) attach(ctx context.Context) error {
 		recorder = b.opts.NewRecorder(workspace)
 	}
 	s := ide.NewServer(ide.Options{
-		Editor:    b.editor,
-		LockDir:   b.opts.LockDir,
-		PID:       info.PID,
-		Workspace: workspace,
-		Port:      port,
-		Token:     os.Getenv(EnvToken),
-		Version:   b.opts.Version,
-		Recorder:  recorder,
-		Logf:      b.logf,
-		OnClients: b.reportClients,
+		Editor:     b.editor,
+		LockDir:    b.opts.LockDir,
+		PID:        info.PID,
+		Workspace:  workspace,
+		Port:       port,
+		Token:      os.Getenv(EnvToken),
+		Version:    b.opts.Version,
+		Recorder:   recorder,
+		Logf:       b.logf,
+		OnClients:  b.reportClients,
+		AfterDiffs: b.opts.AfterDiffs,
 
 		NvimServer: info.Server,
 	})

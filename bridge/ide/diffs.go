@@ -224,9 +224,19 @@ func (s *Server) takeDiffs(match func(*diff) bool) []*diff {
 	return taken
 }
 
+// closeDiffs tears diffs down, then calls AfterDiffs if that left none open.
 func (s *Server) closeDiffs(diffs []*diff) {
 	for _, d := range diffs {
 		s.teardown(d)
+	}
+	if len(diffs) == 0 || s.opts.AfterDiffs == nil {
+		return
+	}
+	s.mu.Lock()
+	none := len(s.diffs) == 0 && s.state == stateRunning
+	s.mu.Unlock()
+	if none {
+		s.opts.AfterDiffs()
 	}
 }
 

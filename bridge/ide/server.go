@@ -44,6 +44,10 @@ type Options struct {
 	// (the plugin tracks the selection only while someone listens). Calls come from
 	// one goroutine, in order; a slow one delays only the next.
 	OnClients func(n int)
+	// AfterDiffs, optional, is called when closing diffs (close_tab, a new prompt's
+	// closeAllDiffTabs, a client leaving) left none open, before the call that closed
+	// them is answered: `mcpdiff nvim` gives back the memory the diffs used.
+	AfterDiffs func()
 
 	// NvimServer, optional, is Neovim's RPC address (v:servername), written into the
 	// lock file so that Claude Code's hook can ask this Neovim about unsaved buffers.
