@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unsafe"
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
@@ -118,12 +119,15 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 
 	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
-	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
+	err = call(ctx, "fill the proposal", func() error {
+		return e.v.Request("nvim_buf_set_lines", nil, buf, 0, -1, true, lines)
+	})
 	if err == nil {
 		show := []any{req.TabName}
 		if prep.Texts {
-			// The inline layout diffs these; Lua would take long to build them.
-			orig, _ := splitText(string(req.Original))
+			// The inline layout diffs these; Lua would take long to build them. The
+			// original's bytes are never changed: its lines can be read in place.
+			orig, _ := splitText(unsafe.String(unsafe.SliceData(req.Original), len(req.Original)))
 			show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
 		}
 		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, show...)
