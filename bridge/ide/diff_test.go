@@ -46,6 +46,8 @@ func TestOpenDiffAcceptAnswersTheExactText(t *testing.T) {
 		{"user edited the proposal", "a\n", "a\nuser added line\n"},
 		{"empty result", "x\n", ""},
 		{"unicode and control bytes", "α\n", "β\t\"quoted\" <tag> & \\ \u0000\n"},
+		// Written in pieces of 32 KB, some of which end inside a three-byte character.
+		{"a long edited text", "a\n", strings.Repeat("€", 40_000) + "\"\\\n" + strings.Repeat("line é😀\t\x01\n", 3_000)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,10 +1,14 @@
 package ide
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
+
+	"github.com/coder/websocket"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
@@ -127,25 +131,66 @@ func (c *client) serveOpenDiff(env envelope) {
 		c.write(errorResponse(env.ID, asToolError(err, "Diff setup failed")))
 		return
 	}
-	first, second := "DIFF_REJECTED", env.diff.TabName
+	first, second, secondJSON := "DIFF_REJECTED", env.diff.TabName, ""
 	if accepted {
 		first, second = "FILE_SAVED", text
+		if text == env.diff.Contents {
+			// Accepted as proposed: the text is the very string the client sent, so
+			// its JSON goes back as it came, with nothing to escape.
+			secondJSON = env.contentsJSON
+		}
 	}
-	frame := make([]byte, 0, len(second)+len(second)/16+128)
-	frame = append(frame, `{"jsonrpc":"2.0","id":`...)
-	frame = append(frame, env.ID...)
-	frame = append(frame, `,"result":{"content":[{"type":"text","text":`...)
-	frame = jsonscan.AppendString(frame, first)
-	frame = append(frame, `},{"type":"text","text":`...)
-	if accepted && text == env.diff.Contents && env.contentsJSON != "" {
-		// Accepted as proposed: the text is the very string the client sent, so its
-		// JSON goes back as it came, with nothing to escape.
-		frame = append(frame, env.contentsJSON...)
+	if err := c.writeDiffAnswer(env.ID, first, second, secondJSON); err != nil && c.ctx.Err() == nil {
+		c.server.logf("ide: client %s: write: %v", c.id, err)
+		c.conn.CloseNow()
+	}
+}
+
+// writeDiffAnswer sends openDiff's result, two texts, as one message written in
+// pieces (WebSocket frames of one message), so that a whole file's text is never
+// copied into a buffer of its own size: second goes out as secondJSON when that is
+// its JSON string (quotes included), else escaped a piece at a time.
+func (c *client) writeDiffAnswer(id json.RawMessage, first, second, secondJSON string) error {
+	w, err := c.conn.Writer(c.ctx, websocket.MessageText)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(w, answerPiece)
+	out.WriteString(`{"jsonrpc":"2.0","id":`)
+	out.Write(id)
+	out.WriteString(`,"result":{"content":[{"type":"text","text":`)
+	out.Write(jsonscan.AppendString(nil, first))
+	out.WriteString(`},{"type":"text","text":`)
+	if secondJSON != "" {
+		out.WriteString(secondJSON)
 	} else {
-		frame = jsonscan.AppendString(frame, second)
+		writeJSONString(out, second)
 	}
-	frame = append(frame, `}]}}`...)
-	c.writeFrame(frame)
+	out.WriteString(`}]}}`)
+	if err := out.Flush(); err != nil { // the first error of any write above
+		return err
+	}
+	return w.Close()
+}
+
+// answerPiece is the size of the pieces an answer is written in.
+const answerPiece = 32 << 10
+
+// writeJSONString writes s as a JSON string, escaped a piece at a time. A piece ends
+// where a character starts, so that each is escaped as the whole string would be.
+func writeJSONString(out *bufio.Writer, s string) {
+	out.WriteByte('"')
+	piece := make([]byte, 0, answerPiece+answerPiece/8)
+	for s != "" {
+		n := min(len(s), answerPiece)
+		for back := 0; back < utf8.UTFMax-1 && n < len(s) && !utf8.RuneStart(s[n]); back++ {
+			n--
+		}
+		piece = jsonscan.AppendEscaped(piece[:0], s[:n])
+		out.Write(piece)
+		s = s[n:]
+	}
+	out.WriteByte('"')
 }
 
 // cancelRequest ends an openDiff served here when the client cancels it.
