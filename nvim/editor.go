@@ -42,8 +42,9 @@ type Editor struct {
 	endLife context.CancelFunc
 	watches sync.WaitGroup // reload watchers and clean-ups
 
-	mu    sync.Mutex
-	diffs map[string]*shownDiff // by tab name
+	mu      sync.Mutex
+	diffs   map[string]*shownDiff    // by tab name
+	reloads map[string]chan struct{} // by path: closed to end that path's reload watcher
 }
 
 // shownDiff is what Go keeps of a diff Neovim shows.
@@ -70,6 +71,7 @@ func NewEditor(v *nvimrpc.Nvim, logf func(format string, args ...any)) *Editor {
 		life:          life,
 		endLife:       end,
 		diffs:         map[string]*shownDiff{},
+		reloads:       map[string]chan struct{}{},
 	}
 }
 
@@ -233,11 +235,26 @@ func (e *Editor) reject(tabName string) {
 // reloadWhenWritten reloads path's unmodified buffers as soon as the file changes
 // (or at once when it already holds the accepted text), giving up after
 // reloadTimeout. Polling a stat every few milliseconds is cheaper and more exact
-// than claudecode.nvim's fixed 100 ms wait.
+// than claudecode.nvim's fixed 100 ms wait. It ends the wait of an earlier accepted
+// diff of the file: that one's write has come, or will not.
 func (e *Editor) reloadWhenWritten(path, accepted string) {
+	superseded := make(chan struct{})
+	e.mu.Lock()
+	if earlier := e.reloads[path]; earlier != nil {
+		close(earlier)
+	}
+	e.reloads[path] = superseded
+	e.mu.Unlock()
 	e.watches.Add(1)
 	go func() {
 		defer e.watches.Done()
+		defer func() {
+			e.mu.Lock()
+			if e.reloads[path] == superseded {
+				delete(e.reloads, path)
+			}
+			e.mu.Unlock()
+		}()
 		first := ide.Stamp(path)
 		if first.Exists && first.Size == int64(len(accepted)) {
 			if data, err := os.ReadFile(path); err == nil && string(data) == accepted {
@@ -252,6 +269,8 @@ func (e *Editor) reloadWhenWritten(path, accepted string) {
 		for {
 			select {
 			case <-e.life.Done():
+				return
+			case <-superseded:
 				return
 			case <-deadline.C:
 				e.logf("nvim: %s was not written within %v of being accepted; its buffers were not reloaded", path, e.reloadTimeout)
