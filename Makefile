@@ -22,9 +22,12 @@ all: doc/tags $(BIN)
 # found" and make's own error); $(error) is expanded only when the binary is rebuilt.
 NO_GO := mcpdiff: building bin/mcpdiff needs Go 1.25 or newer, and '$(GO)' is not on PATH: install it from https://go.dev/dl/ (or your package manager), then run make again
 
+# Without cgo the binary is static (the only network it uses is 127.0.0.1, for which
+# Go's own resolver is enough): no dynamic loader at every start (a hook runs on every
+# edit, the bridge with every Neovim), and no libc pages in `mcpdiff nvim`'s memory.
 $(BIN): $(SOURCES)
 	$(if $(shell command -v $(GO)),,$(error $(NO_GO)))
-	$(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
 
 # The end-to-end suites run the -race build: its data races fail the suite that
 # started it (internal/testenv collects them through GORACE's log_path).

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
 
 // Environment variables the plugin sets when it restarts a bridge that died, so that
@@ -34,8 +36,10 @@ type BridgeOptions struct {
 	// NewRecorder, optional, makes the recorder of diffs accepted in Neovim for the
 	// workspace folders (Neovim's cwd and LSP roots, known once attached).
 	NewRecorder func(folders []string) ide.Recorder
-	LockDir     string // "" = $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide
-	Logf        func(format string, args ...any)
+	// AfterDiffs, optional, is the IDE server's ide.Options.AfterDiffs.
+	AfterDiffs func()
+	LockDir    string // "" = $CLAUDE_CONFIG_DIR/ide or ~/.claude/ide
+	Logf       func(format string, args ...any)
 }
 
 // bridge is one `mcpdiff nvim` process: a Neovim on stdio and an IDE server.
@@ -49,6 +53,7 @@ type bridge struct {
 
 	mu       sync.Mutex
 	server   *ide.Server  // nil until attached
+	pid      int          // Neovim's, once the server runs
 	lsp      []string     // LSP workspace folders, kept when the cwd changes
 	recorder ide.Recorder // records accepted diffs; follows the cwd
 }
@@ -66,16 +71,30 @@ func RunBridge(ctx context.Context, in io.Reader, out io.WriteCloser, opts Bridg
 	if err != nil {
 		return fmt.Errorf("attach to Neovim: %w", err)
 	}
-	b := &bridge{v: v, editor: NewEditor(v, logf), opts: opts, logf: logf, review: newReviewer(v, logf)}
-	defer b.review.close()
-	if err := b.registerHandlers(); err != nil {
-		return err
+	b := &bridge{v: v, editor: NewEditor(v, logf), opts: opts, logf: logf}
+	// The lock file first, which is what Claude Code waits for: from what the plugin
+	// put in the environment, the IDE server starts before the rest is set up.
+	var started error
+	if info, ok := b.envNeovimInfo(); ok {
+		started = b.startServer(info)
 	}
+	b.review = newReviewer(v, logf)
+	defer b.review.close()
 	served := make(chan error, 1)
-	go func() { served <- v.Serve() }()
-
+	if err := b.registerHandlers(); err != nil {
+		v.Close() // attach's calls to Neovim then fail at once
+		served <- err
+	} else {
+		go func() { served <- v.Serve() }()
+	}
 	attached := make(chan error, 1)
-	go func() { attached <- b.attach(ctx) }()
+	go func() {
+		if started != nil {
+			attached <- started
+			return
+		}
+		attached <- b.attach(ctx)
+	}()
 
 	runErr := b.wait(ctx, served, attached)
 	stopErr := b.stop()
@@ -160,29 +179,89 @@ type neovimInfo struct {
 	Server string `msgpack:"server" json:"server"`
 }
 
-// readNeovimInfo takes Neovim's description from the environment the plugin set,
-// else asks Neovim.
-func (b *bridge) readNeovimInfo(ctx context.Context) (neovimInfo, error) {
-	var info neovimInfo
-	if env := os.Getenv(EnvNeovim); env != "" {
-		if err := json.Unmarshal([]byte(env), &info); err == nil && info.PID > 0 && info.Cwd != "" {
-			return info, nil
-		}
-		b.logf("nvim: ignoring a malformed $%s: %q", EnvNeovim, env)
+// envNeovimInfo is Neovim's description from the environment the plugin set.
+func (b *bridge) envNeovimInfo() (neovimInfo, bool) {
+	env := os.Getenv(EnvNeovim)
+	if env == "" {
+		return neovimInfo{}, false
 	}
-	err := execLua(ctx, b.v, "read Neovim's pid and cwd", `return require("mcpdiff.bridge").neovim_info()`, &info)
-	return info, err
+	info, err := parseNeovimInfo(env)
+	if err != nil || info.PID <= 0 || info.Cwd == "" {
+		b.logf("nvim: ignoring a malformed $%s: %q", EnvNeovim, env)
+		return neovimInfo{}, false
+	}
+	return info, true
 }
 
-// attach starts the IDE server and tells the plugin where it listens. It runs while
-// Serve reads Neovim's answers (a call before Serve would block forever).
+// parseNeovimInfo reads the JSON of a neovimInfo with jsonscan: encoding/json's
+// first use in a process (its code paged in, the type's decoder built) took most of
+// a millisecond before the lock file could be written. What jsonscan does not read
+// goes to encoding/json.
+func parseNeovimInfo(text string) (neovimInfo, error) {
+	var info neovimInfo
+	sc := jsonscan.New(text)
+	ok := sc.Object(func(key string) bool {
+		var ok bool
+		switch { // keys match as encoding/json matches them: ignoring case
+		case strings.EqualFold(key, "pid"):
+			var pid int64
+			pid, ok = sc.Int()
+			info.PID = int(pid)
+		case strings.EqualFold(key, "cwd"):
+			info.Cwd, ok = sc.String()
+		case strings.EqualFold(key, "server"):
+			info.Server, ok = sc.String()
+		case strings.EqualFold(key, "lsp"):
+			info.LSP = nil
+			ok = sc.Null() || sc.Array(func() bool {
+				folder, ok := sc.String()
+				info.LSP = append(info.LSP, folder)
+				return ok
+			})
+		default:
+			_, ok = sc.Skip()
+		}
+		return ok
+	}) && sc.End()
+	if ok {
+		return info, nil
+	}
+	info = neovimInfo{}
+	return info, json.Unmarshal([]byte(text), &info)
+}
+
+// attach starts the IDE server unless it runs already (asking Neovim for its
+// description first), and tells the plugin where it listens. It runs while Serve
+// reads Neovim's answers (a call before Serve would block forever).
 func (b *bridge) attach(ctx context.Context) error {
 	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	info, err := b.readNeovimInfo(callCtx)
-	if err != nil {
-		return err
+	if b.ideServer() == nil {
+		var info neovimInfo
+		err := execLua(callCtx, b.v, "read Neovim's pid and cwd", `return require("mcpdiff.bridge").neovim_info()`, &info)
+		if err == nil {
+			err = b.startServer(info)
+		}
+		if err != nil {
+			return err
+		}
 	}
+	b.mu.Lock()
+	s, pid := b.server, b.pid
+	b.mu.Unlock()
+	report := map[string]any{
+		"port":    s.Port(),
+		"lock":    s.LockPath(),
+		"token":   s.Token(),
+		"version": b.opts.Version,
+		"pid":     pid,
+	}
+	return execLua(callCtx, b.v, "report the bridge", `require("mcpdiff.bridge")._attached(...)`, nil, report)
+}
+
+// startServer starts the IDE server of the Neovim info describes: its lock file is
+// written when this returns.
+func (b *bridge) startServer(info neovimInfo) error {
 	port, _ := strconv.Atoi(os.Getenv(EnvPort))
 	workspace := folders(info.Cwd, info.LSP)
 	var recorder ide.Recorder
@@ -190,16 +269,17 @@ func (b *bridge) attach(ctx context.Context) error {
 		recorder = b.opts.NewRecorder(workspace)
 	}
 	s := ide.NewServer(ide.Options{
-		Editor:    b.editor,
-		LockDir:   b.opts.LockDir,
-		PID:       info.PID,
-		Workspace: workspace,
-		Port:      port,
-		Token:     os.Getenv(EnvToken),
-		Version:   b.opts.Version,
-		Recorder:  recorder,
-		Logf:      b.logf,
-		OnClients: b.reportClients,
+		Editor:     b.editor,
+		LockDir:    b.opts.LockDir,
+		PID:        info.PID,
+		Workspace:  workspace,
+		Port:       port,
+		Token:      os.Getenv(EnvToken),
+		Version:    b.opts.Version,
+		Recorder:   recorder,
+		Logf:       b.logf,
+		OnClients:  b.reportClients,
+		AfterDiffs: b.opts.AfterDiffs,
 
 		NvimServer: info.Server,
 	})
@@ -208,16 +288,9 @@ func (b *bridge) attach(ctx context.Context) error {
 		return fmt.Errorf("start the IDE server: %w", err)
 	}
 	b.mu.Lock()
-	b.server, b.lsp, b.recorder = s, info.LSP, recorder
+	b.server, b.pid, b.lsp, b.recorder = s, info.PID, info.LSP, recorder
 	b.mu.Unlock()
-	report := map[string]any{
-		"port":    s.Port(),
-		"lock":    s.LockPath(),
-		"token":   s.Token(),
-		"version": b.opts.Version,
-		"pid":     info.PID,
-	}
-	return execLua(callCtx, b.v, "report the bridge", `require("mcpdiff.bridge")._attached(...)`, nil, report)
+	return nil
 }
 
 // folders is the lock file's workspaceFolders: the cwd first, then LSP roots.

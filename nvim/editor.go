@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unsafe"
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
@@ -41,8 +42,9 @@ type Editor struct {
 	endLife context.CancelFunc
 	watches sync.WaitGroup // reload watchers and clean-ups
 
-	mu    sync.Mutex
-	diffs map[string]*shownDiff // by tab name
+	mu      sync.Mutex
+	diffs   map[string]*shownDiff    // by tab name
+	reloads map[string]chan struct{} // by path: closed to end that path's reload watcher
 }
 
 // shownDiff is what Go keeps of a diff Neovim shows.
@@ -69,6 +71,7 @@ func NewEditor(v *nvimrpc.Nvim, logf func(format string, args ...any)) *Editor {
 		life:          life,
 		endLife:       end,
 		diffs:         map[string]*shownDiff{},
+		reloads:       map[string]chan struct{}{},
 	}
 }
 
@@ -118,12 +121,15 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 
 	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
-	err = call(ctx, "fill the proposal", func() error { return e.v.SetBufferLines(buf, 0, -1, true, lines) })
+	err = call(ctx, "fill the proposal", func() error {
+		return e.v.Request("nvim_buf_set_lines", nil, buf, 0, -1, true, lines)
+	})
 	if err == nil {
 		show := []any{req.TabName}
 		if prep.Texts {
-			// The inline layout diffs these; Lua would take long to build them.
-			orig, _ := splitText(string(req.Original))
+			// The inline layout diffs these; Lua would take long to build them. The
+			// original's bytes are never changed: its lines can be read in place.
+			orig, _ := splitText(unsafe.String(unsafe.SliceData(req.Original), len(req.Original)))
 			show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
 		}
 		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, show...)
@@ -229,11 +235,26 @@ func (e *Editor) reject(tabName string) {
 // reloadWhenWritten reloads path's unmodified buffers as soon as the file changes
 // (or at once when it already holds the accepted text), giving up after
 // reloadTimeout. Polling a stat every few milliseconds is cheaper and more exact
-// than claudecode.nvim's fixed 100 ms wait.
+// than claudecode.nvim's fixed 100 ms wait. It ends the wait of an earlier accepted
+// diff of the file: that one's write has come, or will not.
 func (e *Editor) reloadWhenWritten(path, accepted string) {
+	superseded := make(chan struct{})
+	e.mu.Lock()
+	if earlier := e.reloads[path]; earlier != nil {
+		close(earlier)
+	}
+	e.reloads[path] = superseded
+	e.mu.Unlock()
 	e.watches.Add(1)
 	go func() {
 		defer e.watches.Done()
+		defer func() {
+			e.mu.Lock()
+			if e.reloads[path] == superseded {
+				delete(e.reloads, path)
+			}
+			e.mu.Unlock()
+		}()
 		first := ide.Stamp(path)
 		if first.Exists && first.Size == int64(len(accepted)) {
 			if data, err := os.ReadFile(path); err == nil && string(data) == accepted {
@@ -248,6 +269,8 @@ func (e *Editor) reloadWhenWritten(path, accepted string) {
 		for {
 			select {
 			case <-e.life.Done():
+				return
+			case <-superseded:
 				return
 			case <-deadline.C:
 				e.logf("nvim: %s was not written within %v of being accepted; its buffers were not reloaded", path, e.reloadTimeout)

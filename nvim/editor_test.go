@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	nvimrpc "github.com/neovim/go-client/nvim"
 
@@ -61,5 +62,31 @@ func BenchmarkOpenDiff(b *testing.B) {
 				b.StartTimer()
 			}
 		})
+	}
+}
+
+// Waiting for the write of an accepted diff ends when a later diff of the file is
+// accepted: however many of its diffs were accepted and not written (yet), one wait
+// per file polls it.
+func TestALaterAcceptedDiffOfAFileEndsTheEarlierWait(t *testing.T) {
+	var log syncLog
+	e := NewEditor(pluginNvim(t), log.printf)
+	defer e.Close()
+	e.reloadTimeout = 200 * time.Millisecond
+	path := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(path, []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.reloadWhenWritten(path, "first\n")
+	e.reloadWhenWritten(path, "second\n")
+	e.watches.Wait() // the second wait gives up after reloadTimeout
+	gaveUp := 0
+	for _, line := range log.lines() {
+		if strings.Contains(line, "was not written within") {
+			gaveUp++
+		}
+	}
+	if gaveUp != 1 {
+		t.Errorf("%d waits gave up, want 1 (the earlier one ended when the later began): %q", gaveUp, log.lines())
 	}
 }

@@ -1,9 +1,10 @@
 package nvim
 
 import (
-	"bytes"
+	"iter"
 	"strings"
-	"unsafe"
+
+	"github.com/neovim/go-client/msgpack"
 )
 
 const utf8BOM = "\uFEFF"
@@ -18,9 +19,9 @@ type textFormat struct {
 	finalNewline bool
 }
 
-// splitText splits a text into buffer lines (without their line endings or the BOM)
+// splitText cuts a text into buffer lines (without their line endings or the BOM)
 // and reports its format. Lines of an LF text keep any lone \r, as Neovim shows them.
-func splitText(text string) ([][]byte, textFormat) {
+func splitText(text string) (bufferLines, textFormat) {
 	var f textFormat
 	if strings.HasPrefix(text, utf8BOM) {
 		f.bom = true
@@ -33,11 +34,51 @@ func splitText(text string) ([][]byte, textFormat) {
 		f.finalNewline = true
 		text = text[:len(text)-len(sep)]
 	} else if text == "" {
-		return [][]byte{}, f
+		return bufferLines{}, f
 	}
-	// The lines are slices of text itself, not of a copy: they are only read (the RPC
-	// client encodes them), never changed.
-	return bytes.Split(unsafe.Slice(unsafe.StringData(text), len(text)), []byte(sep)), f
+	// The final newline is cut off: one line more than the separators left.
+	n := newlines
+	if !f.finalNewline {
+		n++
+	}
+	return bufferLines{body: text, sep: sep, n: n}, f
+}
+
+// bufferLines is a text as a buffer's lines, without a copy: the lines are found in
+// the text (its BOM and final line ending cut off) as they are used. A 10,000-line
+// proposal is sent to Neovim straight from the text the client sent, not through a
+// slice of 10,000 lines.
+type bufferLines struct {
+	body string
+	sep  string // between lines
+	n    int
+}
+
+// all yields the lines in order.
+func (l bufferLines) all() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		rest := l.body
+		for range l.n {
+			line, after, _ := strings.Cut(rest, l.sep)
+			if !yield(line) {
+				return
+			}
+			rest = after
+		}
+	}
+}
+
+// MarshalMsgPack encodes the lines as the array of strings nvim_buf_set_lines takes.
+func (l bufferLines) MarshalMsgPack(e *msgpack.Encoder) error {
+	if err := e.PackArrayLen(int64(l.n)); err != nil {
+		return err
+	}
+	for line := range l.all() {
+		if err := e.PackString(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f textFormat) newline() string {
@@ -81,15 +122,11 @@ func (f textFormat) joinLines(lines [][]byte) string {
 // diffText is the text the Lua side diffs a buffer's lines as (diff_hunks.text): every
 // line ends with "\n", so that line endings and a missing final newline, which lines
 // do not carry, are never a difference.
-func diffText(lines [][]byte) string {
-	size := len(lines)
-	for _, l := range lines {
-		size += len(l)
-	}
+func diffText(lines bufferLines) string {
 	var b strings.Builder
-	b.Grow(size)
-	for _, l := range lines {
-		b.Write(l)
+	b.Grow(len(lines.body) + 1)
+	for line := range lines.all() {
+		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 	return b.String()

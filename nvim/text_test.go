@@ -1,8 +1,12 @@
 package nvim
 
 import (
+	"bytes"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/neovim/go-client/msgpack"
 )
 
 func TestSplitText(t *testing.T) {
@@ -24,10 +28,7 @@ func TestSplitText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		lines, format := splitText(tt.text)
-		got := make([]string, len(lines))
-		for i, l := range lines {
-			got[i] = string(l)
-		}
+		got := append([]string{}, slices.Collect(lines.all())...)
 		if !reflect.DeepEqual(got, tt.lines) || format != tt.format {
 			t.Errorf("splitText(%q) = %q %+v, want %q %+v", tt.text, got, format, tt.lines, tt.format)
 		}
@@ -63,13 +64,23 @@ func TestJoinLinesUsesTheProposalFormat(t *testing.T) {
 	}
 }
 
+// The lines go to Neovim as msgpack and come back as [][]byte when the user saves an
+// edited proposal: joined again, they are the text.
 func FuzzSplitJoinRoundTrip(f *testing.F) {
 	for _, s := range []string{"", "\n", "a\r\nb", "\uFEFF\r\n", "a\r\n\n", "x\ry\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		lines, format := splitText(s)
-		if got := format.joinLines(lines); got != s {
+		var sent bytes.Buffer
+		if err := msgpack.NewEncoder(&sent).Encode(lines); err != nil {
+			t.Fatal(err)
+		}
+		var received [][]byte
+		if err := msgpack.NewDecoder(&sent).Decode(&received); err != nil {
+			t.Fatalf("decode the lines of %q: %v", s, err)
+		}
+		if got := format.joinLines(received); got != s {
 			t.Fatalf("joinLines(splitText(%q)) = %q", s, got)
 		}
 	})

@@ -222,8 +222,13 @@ func (c *client) dispatch(data []byte) {
 		c.mu.Unlock()
 		go func() {
 			defer c.handlers.Done()
-			if (env.diff != nil || env.diffErr != nil) && c.initialized.Load() {
+			switch {
+			case !c.initialized.Load(): // mcp-go answers that
+			case env.diff != nil || env.diffErr != nil:
 				c.serveOpenDiff(env)
+				return
+			case env.closeTab != nil:
+				c.serveCloseTab(env)
 				return
 			}
 			c.handle(data, env)

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -45,6 +46,8 @@ func TestOpenDiffAcceptAnswersTheExactText(t *testing.T) {
 		{"user edited the proposal", "a\n", "a\nuser added line\n"},
 		{"empty result", "x\n", ""},
 		{"unicode and control bytes", "α\n", "β\t\"quoted\" <tag> & \\ \u0000\n"},
+		// Written in pieces of 32 KB, some of which end inside a three-byte character.
+		{"a long edited text", "a\n", strings.Repeat("€", 40_000) + "\"\\\n" + strings.Repeat("line é😀\t\x01\n", 3_000)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +125,40 @@ func TestCloseTabTwiceIsIdempotent(t *testing.T) {
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
 	if n := countCalls(s.editor, "CloseDiff"); n != 1 {
 		t.Errorf("CloseDiff called %d times, want 1: %v", n, s.editor.callLog())
+	}
+}
+
+// AfterDiffs is when `mcpdiff nvim` gives back what diffs used: once the last open
+// diff is torn down, before the close_tab that closed it is answered.
+func TestAfterDiffsRunsWhenTheLastOpenDiffCloses(t *testing.T) {
+	var after atomic.Int32
+	s := startServer(t, func(o *Options) { o.AfterDiffs = func() { after.Add(1) } }, nil)
+	c := connectReady(t, s)
+	const tabB = "✻ [Claude Code] b.txt (e1023f) ⧉"
+	waitA := c.callTool("openDiff", diffArgs(writeFile(t, "a.txt", "a\n"), "A\n", tabA))
+	s.editor.waitOpened(t)
+	waitB := c.callTool("openDiff", diffArgs(writeFile(t, "b.txt", "b\n"), "B\n", tabB))
+	s.editor.waitOpened(t)
+	closeTab := func(tab string) {
+		t.Helper()
+		wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
+	}
+
+	s.Decide(tabA, true, "A\n")
+	wantTexts(t, c.texts(waitA()), "FILE_SAVED", "A\n")
+	closeTab(tabA)
+	if n := after.Load(); n != 0 {
+		t.Fatalf("AfterDiffs ran %d times while %s was still open", n, tabB)
+	}
+	s.Decide(tabB, false, "")
+	wantTexts(t, c.texts(waitB()), "DIFF_REJECTED", tabB)
+	closeTab(tabB)
+	if n := after.Load(); n != 1 {
+		t.Fatalf("AfterDiffs ran %d times by the time the last close_tab was answered, want 1", n)
+	}
+	closeTab(tabB) // the CLI's second close_tab closes nothing
+	if n := after.Load(); n != 1 {
+		t.Errorf("AfterDiffs ran %d times after a close_tab that closed nothing, want 1", n)
 	}
 }
 

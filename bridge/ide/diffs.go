@@ -224,9 +224,19 @@ func (s *Server) takeDiffs(match func(*diff) bool) []*diff {
 	return taken
 }
 
+// closeDiffs tears diffs down, then calls AfterDiffs if that left none open.
 func (s *Server) closeDiffs(diffs []*diff) {
 	for _, d := range diffs {
 		s.teardown(d)
+	}
+	if len(diffs) == 0 || s.opts.AfterDiffs == nil {
+		return
+	}
+	s.mu.Lock()
+	none := len(s.diffs) == 0 && s.state == stateRunning
+	s.mu.Unlock()
+	if none {
+		s.opts.AfterDiffs()
 	}
 }
 
@@ -266,9 +276,15 @@ func (s *Server) closeTab(_ context.Context, _ *client, args map[string]any) (*m
 	if err != nil {
 		return nil, err
 	}
+	s.closeTabNamed(tab)
+	return textResult("TAB_CLOSED"), nil
+}
+
+// closeTabNamed closes the diff of a tab name, if any, and makes the write watches
+// look: Claude Code writes an accepted file right after its close_tabs.
+func (s *Server) closeTabNamed(tab string) {
 	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.req.TabName == tab }))
 	s.pokeWatches()
-	return textResult("TAB_CLOSED"), nil
 }
 
 // closeAllDiffTabs closes the calling client's diffs, any status, plus those left by

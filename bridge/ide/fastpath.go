@@ -1,10 +1,14 @@
 package ide
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
+
+	"github.com/coder/websocket"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
@@ -12,8 +16,9 @@ import (
 // openDiff messages carry whole files (megabytes), and mcp-go parses each message
 // several times with encoding/json and encodes the answer twice: that was most of the
 // time between Claude Code sending a proposal and Neovim showing it. So the transport
-// reads every message once with jsonscan, and serves openDiff itself; everything else
-// still goes to mcp-go.
+// reads every message once with jsonscan, and serves openDiff itself, and close_tab,
+// which Claude Code sends twice after every diff (through mcp-go, each ran code that
+// the bridge then kept mapped); everything else still goes to mcp-go.
 
 // envelope is what the transport routes a message by.
 type envelope struct {
@@ -27,6 +32,7 @@ type envelope struct {
 	diff         *DiffRequest // the arguments of an openDiff, read in the same pass
 	diffErr      *ToolError   // why they are not usable
 	contentsJSON string       // new_file_contents as the client wrote it, quotes included
+	closeTab     *string      // the tab_name of a close_tab (mcp-go answers one without)
 }
 
 func (e envelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
@@ -85,6 +91,10 @@ func readEnvelope(data []byte) (envelope, bool) {
 		env = envelope{}
 		return env, json.Unmarshal(data, &env) == nil
 	}
+	if tab, ok := args["tab_name"]; ok && env.Method == "tools/call" && env.Params.Name == "close_tab" {
+		tab = strings.Clone(tab) // not a slice of the frame, which the tab may outlive
+		env.closeTab = &tab
+	}
 	if env.Method == "tools/call" && env.Params.Name == "openDiff" && args != nil {
 		req, err := diffRequestFrom(func(name string) (string, error) {
 			if v, ok := args[name]; ok {
@@ -127,25 +137,91 @@ func (c *client) serveOpenDiff(env envelope) {
 		c.write(errorResponse(env.ID, asToolError(err, "Diff setup failed")))
 		return
 	}
-	first, second := "DIFF_REJECTED", env.diff.TabName
-	if accepted {
-		first, second = "FILE_SAVED", text
+	if !accepted {
+		c.writeTextResult(env.ID, []string{"DIFF_REJECTED", env.diff.TabName}, "")
+		return
 	}
-	frame := make([]byte, 0, len(second)+len(second)/16+128)
-	frame = append(frame, `{"jsonrpc":"2.0","id":`...)
-	frame = append(frame, env.ID...)
-	frame = append(frame, `,"result":{"content":[{"type":"text","text":`...)
-	frame = jsonscan.AppendString(frame, first)
-	frame = append(frame, `},{"type":"text","text":`...)
-	if accepted && text == env.diff.Contents && env.contentsJSON != "" {
+	lastJSON := ""
+	if text == env.diff.Contents {
 		// Accepted as proposed: the text is the very string the client sent, so its
 		// JSON goes back as it came, with nothing to escape.
-		frame = append(frame, env.contentsJSON...)
-	} else {
-		frame = jsonscan.AppendString(frame, second)
+		lastJSON = env.contentsJSON
 	}
-	frame = append(frame, `}]}}`...)
-	c.writeFrame(frame)
+	c.writeTextResult(env.ID, []string{"FILE_SAVED", text}, lastJSON)
+}
+
+// serveCloseTab answers a close_tab read by readEnvelope, without mcp-go.
+func (c *client) serveCloseTab(env envelope) {
+	c.server.closeTabNamed(*env.closeTab)
+	c.writeTextResult(env.ID, []string{"TAB_CLOSED"}, "")
+}
+
+// writeTextResult sends a tools/call result of text items, as mcp-go would, as one
+// message written in pieces (WebSocket frames of one message): a whole file's text
+// is never copied into a buffer of its size. The last text goes out as lastJSON when
+// that is its JSON string (quotes included); the others are escaped a piece at a
+// time. A failed write closes the connection, whose message it cut short.
+func (c *client) writeTextResult(id json.RawMessage, texts []string, lastJSON string) {
+	size := 64 + len(id) + len(lastJSON)
+	for _, t := range texts {
+		size += 32 + len(t)
+	}
+	err := c.writePieces(min(size, answerPiece), func(out *bufio.Writer) {
+		out.WriteString(`{"jsonrpc":"2.0","id":`)
+		out.Write(id)
+		out.WriteString(`,"result":{"content":[`)
+		for i, t := range texts {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			out.WriteString(`{"type":"text","text":`)
+			if i == len(texts)-1 && lastJSON != "" {
+				out.WriteString(lastJSON)
+			} else {
+				writeJSONString(out, t)
+			}
+			out.WriteByte('}')
+		}
+		out.WriteString(`]}}`)
+	})
+	if err != nil && c.ctx.Err() == nil {
+		c.server.logf("ide: client %s: write: %v", c.id, err)
+		c.conn.CloseNow()
+	}
+}
+
+// writePieces writes one text message through a buffer of the given size.
+func (c *client) writePieces(size int, write func(*bufio.Writer)) error {
+	w, err := c.conn.Writer(c.ctx, websocket.MessageText)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(w, size)
+	write(out)
+	if err := out.Flush(); err != nil { // the first error of any write
+		return err
+	}
+	return w.Close()
+}
+
+// answerPiece is the size of the pieces an answer is written in.
+const answerPiece = 32 << 10
+
+// writeJSONString writes s as a JSON string, escaped a piece at a time. A piece ends
+// where a character starts, so that each is escaped as the whole string would be.
+func writeJSONString(out *bufio.Writer, s string) {
+	out.WriteByte('"')
+	piece := make([]byte, 0, min(len(s), answerPiece)+64)
+	for s != "" {
+		n := min(len(s), answerPiece)
+		for back := 0; back < utf8.UTFMax-1 && n < len(s) && !utf8.RuneStart(s[n]); back++ {
+			n--
+		}
+		piece = jsonscan.AppendEscaped(piece[:0], s[:n])
+		out.Write(piece)
+		s = s[n:]
+	}
+	out.WriteByte('"')
 }
 
 // cancelRequest ends an openDiff served here when the client cancels it.

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -22,6 +24,33 @@ type lockFileContent struct {
 	Transport        string   `json:"transport"`
 	AuthToken        string   `json:"authToken"`
 	NvimServer       string   `json:"nvimServer,omitempty"`
+}
+
+// json is the lock file's text, as encoding/json would write it (no HTML escapes):
+// written with jsonscan, because the first json.Marshal of a process (its code paged
+// in, the type's encoder built) took half a millisecond of the time Claude Code waits
+// for this file.
+func (c lockFileContent) json() []byte {
+	b := append(make([]byte, 0, 256), `{"pid":`...)
+	b = strconv.AppendInt(b, int64(c.PID), 10)
+	b = append(b, `,"workspaceFolders":[`...)
+	for i, f := range c.WorkspaceFolders {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonscan.AppendString(b, f)
+	}
+	b = append(b, `],"ideName":`...)
+	b = jsonscan.AppendString(b, c.IDEName)
+	b = append(b, `,"transport":`...)
+	b = jsonscan.AppendString(b, c.Transport)
+	b = append(b, `,"authToken":`...)
+	b = jsonscan.AppendString(b, c.AuthToken)
+	if c.NvimServer != "" {
+		b = append(b, `,"nvimServer":`...)
+		b = jsonscan.AppendString(b, c.NvimServer)
+	}
+	return append(b, '}')
 }
 
 // resolveLockDir picks the lock-file folder the way the CLI looks for it: dir when
@@ -78,8 +107,9 @@ func ReadLockFiles(dirs []string) []LockFile {
 }
 
 // writeLockFile writes the lock file atomically: the CLI deletes lock files it cannot
-// parse, so a half-written one would silently unregister the editor. The folder is
-// private (0700, also when it already existed) and the file 0600: it holds the token.
+// parse, so a half-written one would silently unregister the editor. It is not flushed
+// to disk: after a crash of the machine the editor it names is gone anyway. The folder
+// is private (0700, also when it already existed) and the file 0600: it holds the token.
 func writeLockFile(path string, content lockFileContent) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -88,12 +118,9 @@ func writeLockFile(path string, content lockFileContent) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return fmt.Errorf("ide: make lock-file folder private: %w", err)
 	}
-	data, err := json.Marshal(content)
-	if err != nil {
-		return fmt.Errorf("ide: encode lock file: %w", err)
-	}
+	data := content.json()
 	tmp := fmt.Sprintf("%s.tmp.%d.%d", path, os.Getpid(), time.Now().UnixNano())
-	err = workspace.WriteNew(tmp, data, 0o600)
+	err := workspace.WriteNew(tmp, data, 0o600, false)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}

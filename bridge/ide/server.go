@@ -44,6 +44,10 @@ type Options struct {
 	// (the plugin tracks the selection only while someone listens). Calls come from
 	// one goroutine, in order; a slow one delays only the next.
 	OnClients func(n int)
+	// AfterDiffs, optional, is called when closing diffs (close_tab, a new prompt's
+	// closeAllDiffTabs, a client leaving) left none open, before the call that closed
+	// them is answered: `mcpdiff nvim` gives back the memory the diffs used.
+	AfterDiffs func()
 
 	// NvimServer, optional, is Neovim's RPC address (v:servername), written into the
 	// lock file so that Claude Code's hook can ask this Neovim about unsaved buffers.
@@ -182,7 +186,13 @@ func NewServer(o Options) *Server {
 		diffs:         map[string]*diff{},
 		watches:       map[*writeWatch]struct{}{},
 	}
-	s.mcp = server.NewMCPServer(serverName, o.Version,
+	return s
+}
+
+// buildMCP makes the MCP server the clients' sessions run on. Start calls it once the
+// lock file is written: nothing needs it before a client connects.
+func (s *Server) buildMCP() {
+	s.mcp = server.NewMCPServer(serverName, s.opts.Version,
 		server.WithToolCapabilities(false),
 		server.WithLogging(),
 		server.WithRecovery(),
@@ -190,10 +200,11 @@ func NewServer(o Options) *Server {
 	s.registerTools()
 	s.mcp.AddNotificationHandler("notifications/initialized", s.onInitialized)
 	s.mcp.AddNotificationHandler("ide_connected", s.onIDEConnected)
-	return s
 }
 
-// Start listens on 127.0.0.1 and writes the lock file. A Server starts once.
+// Start listens on 127.0.0.1 and writes the lock file, then serves. A Server starts
+// once. The lock file is what Claude Code waits for: it is written as early as it can
+// be, and a client that connects before the server serves waits in the listen queue.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -221,6 +232,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.port, s.lockPath = port, lockPath
+	s.buildMCP()
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -294,16 +306,20 @@ func checkFolders(folders []string) error {
 }
 
 // listen binds 127.0.0.1 only: the requested port when there is one (so a restarted
-// server keeps its address), else, or when it is taken, a random free port.
+// server keeps its address), else, or when it is taken, a random free port. It asks
+// for plain TCP over IPv4, which spares the probes of IPv6 and multipath TCP support
+// that a listen on "tcp" makes first (neither has anything to offer on loopback).
 func (s *Server) listen() (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
 	if s.opts.Port != 0 {
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opts.Port)))
+		ln, err := lc.Listen(context.Background(), "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opts.Port)))
 		if err == nil {
 			return ln, nil
 		}
 		s.logf("ide: port %d is not available (%v); using a random port", s.opts.Port, err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := lc.Listen(context.Background(), "tcp4", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("ide: listen on 127.0.0.1: %w", err)
 	}

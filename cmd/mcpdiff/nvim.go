@@ -10,6 +10,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,11 +46,13 @@ func runNvim(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	go giveBackMemory(ctx)
+	var mem memory
+	go mem.giveBackWhenQuiet(ctx)
 	err := nvim.RunBridge(ctx, os.Stdin, rpcOut, nvim.BridgeOptions{
 		Version: mcpdiff.Version,
 		// Diffs accepted in Neovim go into the edit history of their workspace.
 		NewRecorder: func(folders []string) ide.Recorder { return history.NewDiffRecorder(folders) },
+		AfterDiffs:  mem.afterDiffs,
 		Logf:        logger.Printf,
 	})
 	if err != nil {
@@ -59,24 +62,45 @@ func runNvim(args []string) int {
 	return 0
 }
 
-// giveBackMemory gives the memory a burst of work left behind back to the system
-// once the bridge goes quiet. A diff of a 10,000-line file passes through this
-// process as a WebSocket frame, its JSON and the lines sent to Neovim: megabytes
-// that Go's collector would keep mapped for minutes, while the bridge otherwise
-// lives in a few. A tenth of a second after the allocations stop (under 256 KB in
-// that time: while a diff is only looked at, or after it closed), if more than a
-// few megabytes were allocated since the last time, it collects and releases the heap (debug.FreeOSMemory) and
-// drops its mappings of the binary's read-only pages (dropCodePages). Nothing is
-// done while work goes on, so a diff is never slowed down by it.
-func giveBackMemory(ctx context.Context) {
+// memory gives back to the system what a burst of work left behind. A diff of a
+// 10,000-line file passes through this process as a WebSocket frame, its text and
+// the lines sent to Neovim: megabytes that Go's collector would keep mapped for
+// minutes, while the bridge otherwise lives in a few; and the code that ran for it
+// stays mapped too. Both go when the last open diff closes (afterDiffs, called by
+// the IDE server before it answers the close_tab), and a tenth of a second after
+// other work stops (giveBackWhenQuiet: start-up, a recording, the review list).
+type memory struct {
+	mu       sync.Mutex
+	released uint64 // the heap's allocation count right after the last give-back
+	// diffClosed: the last give-back came as a diff closed. What follows a close
+	// (Claude Code's second close_tab, its write of the file, the recording) maps
+	// code again without allocating much: the next quiet moment gives back anyway.
+	diffClosed bool
+}
+
+// afterDiffs gives back what the diffs just closed used.
+func (m *memory) afterDiffs() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.giveBackLocked()
+	m.diffClosed = true
+}
+
+// giveBackLocked collects and releases the heap (debug.FreeOSMemory) and drops the
+// mappings of the binary's read-only pages (dropCodePages).
+func (m *memory) giveBackLocked() {
+	debug.FreeOSMemory()
+	dropCodePages()
+	m.released = heapAllocated()
+}
+
+// giveBackWhenQuiet gives back a tenth of a second after the allocations stop (under
+// 256 KB in that time), if more than a few megabytes were allocated since the last
+// time, or the last time was a diff's close. Nothing is done while work goes on.
+func (m *memory) giveBackWhenQuiet(ctx context.Context) {
 	const quiet, idle, slack = 100 * time.Millisecond, 256 << 10, 2 << 20
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	allocated := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
-	}
 	// The first quiet moment also ends start-up, whose pages and heap go too.
-	released, last := uint64(0), allocated()
+	last := heapAllocated()
 	tick := time.NewTicker(quiet) // reading the metric costs a microsecond
 	defer tick.Stop()
 	for {
@@ -84,16 +108,24 @@ func giveBackMemory(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			now := allocated()
-			if now-last < idle && (released == 0 || now > released+slack) {
-				debug.FreeOSMemory()
-				dropCodePages()
-				released = allocated()
-				now = released
+			now := heapAllocated()
+			m.mu.Lock()
+			if now-last < idle && (m.released == 0 || m.diffClosed || now > m.released+slack) {
+				m.giveBackLocked()
+				m.diffClosed = false
+				now = m.released
 			}
+			m.mu.Unlock()
 			last = now
 		}
 	}
+}
+
+// heapAllocated is the number of bytes the heap has allocated since the start.
+func heapAllocated() uint64 {
+	sample := [1]metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample[:])
+	return sample[0].Value.Uint64()
 }
 
 // dropCodePages unmaps the pages of this binary's code and read-only data that the

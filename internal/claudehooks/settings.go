@@ -261,7 +261,7 @@ func (f *settingsFile) write() (bool, error) {
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	tmp := filepath.Join(dir, "."+filepath.Base(f.path)+".mcpdiff-"+hex.EncodeToString(r[:]))
-	err := workspace.WriteNew(tmp, data, mode)
+	err := workspace.WriteNew(tmp, data, mode, true)
 	if err == nil {
 		if now, rerr := os.ReadFile(f.path); (rerr == nil) != f.exists || !bytes.Equal(now, f.data) {
 			err = fmt.Errorf("it changed while mcpdiff was updating it; run this again")

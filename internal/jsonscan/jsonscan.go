@@ -249,7 +249,7 @@ func (sc *Scanner) Skip() (string, bool) {
 	case c == '{':
 		ok = sc.Object(func(string) bool { _, ok := sc.Skip(); return ok })
 	case c == '[':
-		ok = sc.array()
+		ok = sc.Array(func() bool { _, ok := sc.Skip(); return ok })
 	case c == 't':
 		ok = sc.literal("true")
 	case c == 'f':
@@ -265,14 +265,18 @@ func (sc *Scanner) Skip() (string, bool) {
 	return sc.s[start:sc.i], ok
 }
 
-func (sc *Scanner) array() bool {
-	sc.i++ // [
+// Array reads an array, calling elem for each element; elem must read the element
+// (with String, Int, Null or Skip) and return false to stop with a failure.
+func (sc *Scanner) Array(elem func() bool) bool {
+	if sc.next() != '[' {
+		return false
+	}
 	if sc.peek() == ']' {
 		sc.i++
 		return true
 	}
 	for {
-		if _, ok := sc.Skip(); !ok {
+		if !elem() {
 			return false
 		}
 		switch sc.next() {

@@ -23,7 +23,8 @@ const (
 	// RaceBuild builds with -race: the end-to-end suites, where the binary's
 	// goroutines (the bridge, serve, hooks) run for real.
 	RaceBuild Build = iota
-	// PlainBuild builds without: benchmarks, which time the binary users run.
+	// PlainBuild builds without, and without cgo as make does: benchmarks, which time
+	// the binary users run.
 	PlainBuild
 )
 
@@ -75,6 +76,9 @@ func run(m *testing.M, s Suite) int {
 		}
 		build := exec.Command("go", append(args, "./cmd/mcpdiff")...)
 		build.Dir = RepoRoot()
+		if s.Build == PlainBuild {
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
 		if out, err := build.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
 			return 1
