@@ -1,6 +1,7 @@
 package filetools
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,4 +69,40 @@ func TestARepeatedReadSeesAChangeMadeInPlace(t *testing.T) {
 	if !strings.Contains(got, "|TWO\n") || !strings.Contains(got, "file_hash: "+testenv.SHA256("one\nTWO\n")) {
 		t.Fatalf("the read after the change shows:\n%s", got)
 	}
+}
+
+// The memory of a big file's earlier content is reused for a later edit_file's new
+// content only when nothing refers to it any more: a read of the file in between
+// (whose anchors point into the content it saw) keeps it from being reused, and
+// edits that go on from that read's anchors still find their lines.
+func TestReusedMemoryLeavesReadsIntact(t *testing.T) {
+	root := testenv.TempDir(t)
+	path := filepath.Join(root, "big.txt")
+	var b strings.Builder
+	for i := range keepFrom/20 + 1 {
+		fmt.Fprintf(&b, "line %07d of a big file\n", i)
+	}
+	content := b.String()
+	writeFile(t, path, content, 0o644)
+	c := serve(t, Config{Roots: []string{root}})
+	replace := func(old, new string) {
+		t.Helper()
+		c.ok("edit_file", map[string]any{"path": path, "old_string": old, "new_string": new})
+		content = strings.Replace(content, old, new, 1)
+		expectFile(t, path, content, 0o644)
+	}
+	// Lines go: the bytes after them move, so a read pointing into reused memory
+	// would see other lines there, and the lines the read saw move up.
+	replace("line 0000001 of a big file\n", "") // edit_file after edit_file: memory reused
+	replace("line 0000002 of a big file\n", "")
+	read := anchors(t, c.ok("read_text_file", map[string]any{"path": path, "start_line": 10, "end_line": 12}))
+	const tenth = "line 0000011 of a big file"  // line 10, once two lines before it went
+	replace("line 0000003 of a big file\n", "") // the read's content must not be reused
+	replace("line 0000004 of a big file\n", "")
+	replace("line 0000005 of a big file\n", "")
+	c.ok("edit_text_file", map[string]any{"path": path, "operations": []any{
+		map[string]any{"op": "replace", "anchor": read[tenth], "content": "TEN"}}})
+	content = strings.Replace(content, tenth+"\n", "TEN\n", 1)
+	expectFile(t, path, content, 0o644)
+	replace("line 0000006 of a big file\n", "")
 }

@@ -20,6 +20,9 @@ import (
 type target struct {
 	file workspace.File
 	workspace.Was
+	// reuse is memory the call may build the file's new content in (or nil): that of
+	// an earlier content nothing refers to any more (contents.go).
+	reuse []byte
 }
 
 // fileChange is one change a tool computed.
@@ -55,6 +58,9 @@ type readOpts struct {
 	mayBeMissing bool // a missing file is a target that does not exist (create, write)
 	binaryOK     bool // bytes are not checked for being text (move, delete)
 	linkItself   bool // the first path names a symlink itself, not its target (move, delete)
+	// private: the call keeps no reference to the bytes it reads once it is over, and
+	// builds its new content in target.reuse (edit_file): memory to reuse later.
+	private bool
 }
 
 // modify runs one tool call that changes files: read the files (holding their
@@ -77,8 +83,8 @@ func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool strin
 	if err != nil {
 		return fail(err), nil
 	}
-	if len(files) == 1 && o == (readOpts{}) { // an edit of one existing file
-		return s.editInQueue(sc.pol, files[0], &queuedCall{ctx: ctx, conv: conv, note: note, tool: tool, compute: compute}), nil
+	if len(files) == 1 && !o.mayBeMissing && !o.binaryOK && !o.linkItself { // an edit of one existing file
+		return s.editInQueue(sc.pol, files[0], &queuedCall{ctx: ctx, conv: conv, note: note, tool: tool, compute: compute, private: o.private}), nil
 	}
 	defer lockAll(sc.pol, files)()
 	for attempt := 0; ; attempt++ {
@@ -170,13 +176,13 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 			return nil, errorf("%s is the workspace root folder itself; the file tools work on files inside it and never move or delete the root", f.Abs)
 		}
 		t := &target{file: f}
-		content, info, err := s.readFile(f)
+		content, spare, info, err := s.readFile(f, o.private)
 		switch {
 		case err == nil:
 			if s.cfg.FileRead != nil {
 				s.cfg.FileRead(int64(len(content)))
 			}
-			t.Was = workspace.Was{Content: content, Exists: true, Info: info}
+			t.Was, t.reuse = workspace.Was{Content: content, Exists: true, Info: info}, spare
 			if !o.binaryOK {
 				if err := edit.CheckText(content); err != nil {
 					return nil, errorf("%s: %v", f.Abs, err)
@@ -193,16 +199,18 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 	return ts, nil
 }
 
-// readFile reads f, or takes the bytes this server last wrote to it (contents.go).
-func (s *Server) readFile(f workspace.File) ([]byte, fs.FileInfo, error) {
+// readFile reads f, or takes the bytes this server last wrote to it, and for a
+// private read memory to build its new content in (contents.go).
+func (s *Server) readFile(f workspace.File, private bool) (content, spare []byte, info fs.FileInfo, err error) {
 	if s.written.has(f.Abs) {
 		if info, err := f.Root.Stat(f.Rel); err == nil && info.Mode().IsRegular() && info.Size() <= s.cfg.MaxFileSize {
-			if b, ok := s.written.content(f.Abs, info); ok {
-				return b, info, nil
+			if b, spare, ok := s.written.content(f.Abs, info, private); ok {
+				return b, spare, info, nil
 			}
 		}
 	}
-	return f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
+	content, info, err = f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
+	return content, nil, info, err
 }
 
 // write logs changes in the edit history of their workspace roots and puts them on

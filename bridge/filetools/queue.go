@@ -29,6 +29,7 @@ type queuedCall struct {
 	note    string // what the result ends with (a new conversation's id)
 	tool    string
 	compute computeFunc
+	private bool          // readOpts.private
 	turn    chan struct{} // closed when this call is to run the next batch
 	done    chan struct{} // closed once res is set
 	res     *mcp.CallToolResult
@@ -93,15 +94,19 @@ func (s *Server) runBatch(pol *workspace.Policy, f workspace.File, calls []*queu
 	// The write outlives a cancelled first call: the others are waiting on it.
 	ctx := context.WithoutCancel(calls[0].ctx)
 	for attempt := 0; ; attempt++ {
-		ts, err := s.readTargets([]workspace.File{f}, readOpts{})
+		private := true
+		for _, c := range calls {
+			private = private && c.private
+		}
+		ts, err := s.readTargets([]workspace.File{f}, readOpts{private: private})
 		if err != nil {
 			for _, c := range calls {
 				c.res = fail(err)
 			}
 			return
 		}
-		changed := computeInTurn(f, ts[0].Was, calls)
-		err = s.writeBatch(ctx, changed)
+		changed := computeInTurn(ts[0], calls)
+		err = s.writeBatch(ctx, changed, private)
 		if errors.Is(err, workspace.ErrChanged) && attempt < 3 {
 			continue // another process wrote f: compute every call again
 		}
@@ -122,9 +127,11 @@ func (s *Server) runBatch(pol *workspace.Policy, f workspace.File, calls []*queu
 }
 
 // computeInTurn computes each call's change on the content the one before it left,
-// starting from was, and returns the calls that change the file. The others are
-// answered here.
-func computeInTurn(f workspace.File, was workspace.Was, calls []*queuedCall) []*queuedCall {
+// starting from the file as read, and returns the calls that change the file. The
+// others are answered here. The memory to reuse goes to the first call that changes
+// the file (the calls after it start from what it built there).
+func computeInTurn(read *target, calls []*queuedCall) []*queuedCall {
+	f, was, reuse := read.file, read.Was, read.reuse
 	var changed []*queuedCall
 	for _, c := range calls {
 		c.change, c.res = nil, nil
@@ -132,7 +139,7 @@ func computeInTurn(f workspace.File, was workspace.Was, calls []*queuedCall) []*
 			c.res = fail(err)
 			continue
 		}
-		t := &target{file: f, Was: was}
+		t := &target{file: f, Was: was, reuse: reuse}
 		changes, text, err := c.compute([]*target{t})
 		switch {
 		case err != nil:
@@ -145,7 +152,7 @@ func computeInTurn(f workspace.File, was workspace.Was, calls []*queuedCall) []*
 			c.change, c.text = &changes[0], text
 			// The next call starts from these bytes; only the file read has an
 			// identity on disk.
-			was = workspace.Was{Content: changes[0].after, Exists: true}
+			was, reuse = workspace.Was{Content: changes[0].after, Exists: true}, nil
 			changed = append(changed, c)
 		}
 	}
@@ -155,7 +162,7 @@ func computeInTurn(f workspace.File, was workspace.Was, calls []*queuedCall) []*
 // writeBatch is write for the calls of a batch that change its file: each call is
 // a commit of its own in the file's history, and one transaction writes the last
 // content.
-func (s *Server) writeBatch(ctx context.Context, calls []*queuedCall) error {
+func (s *Server) writeBatch(ctx context.Context, calls []*queuedCall, private bool) error {
 	if len(calls) == 0 {
 		return nil
 	}
@@ -182,6 +189,6 @@ func (s *Server) writeBatch(ctx context.Context, calls []*queuedCall) error {
 	if _, err = s.recordAll(ctx, []history.StoreCommit{sc}); err != nil {
 		return explainApplyError(err)
 	}
-	s.written.keep(first.t.file.Abs, tx.Written(first.t.file), last.after)
+	s.written.keep(first.t.file.Abs, tx.Written(first.t.file), last.after, private)
 	return nil
 }

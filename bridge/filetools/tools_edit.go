@@ -117,8 +117,8 @@ func (s *Server) editFile(ctx context.Context, req mcp.CallToolRequest, a editAr
 		diff := udiff.Unified(name, name, content, after, 3)
 		return mcp.NewToolResultText(fmt.Sprintf("Dry run: would replace %d occurrence(s) in %s; nothing was written.\n\n%s", count, a.Path, diff)), nil
 	}
-	return s.modify(ctx, req, "edit_file", []string{a.Path}, readOpts{}, func(ts []*target) ([]fileChange, string, error) {
-		after, count, err := edit.ReplaceString(ts[0].Content, a.OldString, a.NewString, a.ReplaceAll)
+	return s.modify(ctx, req, "edit_file", []string{a.Path}, readOpts{private: true}, func(ts []*target) ([]fileChange, string, error) {
+		after, count, err := edit.ReplaceStringInto(ts[0].reuse, ts[0].Content, a.OldString, a.NewString, a.ReplaceAll)
 		if err != nil {
 			return nil, "", err
 		}

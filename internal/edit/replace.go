@@ -24,6 +24,13 @@ import (
 // large file costs about one pass over its bytes. The caller renders a dry run by
 // diffing content against the result.
 func ReplaceString(content []byte, oldString, newString string, replaceAll bool) ([]byte, int, error) {
+	return ReplaceStringInto(nil, content, oldString, newString, replaceAll)
+}
+
+// ReplaceStringInto is ReplaceString building the new content in dst's memory when
+// it has room (dst must not overlap content), so that a caller editing a big file
+// again and again can reuse the memory of a content it no longer needs.
+func ReplaceStringInto(dst, content []byte, oldString, newString string, replaceAll bool) ([]byte, int, error) {
 	if err := CheckText(content); err != nil {
 		return nil, 0, err
 	}
@@ -51,7 +58,7 @@ func ReplaceString(content []byte, oldString, newString string, replaceAll bool)
 	if strings.Contains(newString, "\n") {
 		replacement = []byte(withEOL(newString, dominantEOLOf(content)))
 	}
-	return replaceAt(content, at, len(old), replacement), len(at), nil
+	return replaceAt(dst, content, at, len(old), replacement), len(at), nil
 }
 
 // findForm returns the form of oldString that occurs in content (as given, or with the
@@ -83,9 +90,13 @@ func indexAll(s, sep []byte, limit int) []int {
 	return at
 }
 
-// replaceAt builds s with the oldLen bytes at each offset in at replaced by new.
-func replaceAt(s []byte, at []int, oldLen int, new []byte) []byte {
-	out := make([]byte, 0, len(s)+len(at)*(len(new)-oldLen))
+// replaceAt builds s with the oldLen bytes at each offset in at replaced by new, in
+// dst's memory when it has room.
+func replaceAt(dst, s []byte, at []int, oldLen int, new []byte) []byte {
+	out := dst[:0]
+	if n := len(s) + len(at)*(len(new)-oldLen); cap(out) < n {
+		out = make([]byte, 0, n)
+	}
 	prev := 0
 	for _, i := range at {
 		out = append(out, s[prev:i]...)
