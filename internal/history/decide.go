@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
@@ -592,7 +591,7 @@ func (s *Store) stageMarker(j *journal, f *fileChange) error {
 		return err
 	}
 	m := &Marker{
-		Seq: seq, Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+		Seq: seq, Timestamp: timestamp(),
 		FromPath: f.R.path, FilePath: f.S.path, EditIDs: f.changed,
 	}
 	if !f.S.exists {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Operation is the kind of filesystem change an entry records.
@@ -224,6 +225,9 @@ func (s *Store) readStoreFile(rel string) ([]byte, error) {
 }
 
 func strPtr(s string) *string { return &s }
+
+// timestamp is the time now as the log writes it.
+func timestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func deref(p *string) string {
 	if p == nil {

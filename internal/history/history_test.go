@@ -757,6 +757,40 @@ func TestEditCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
 	w.expect("a.txt", "ONE\ntwo\nTHREE\n")
 }
 
+// Calls batched on one file are logged together and written once: cut off between
+// the two, every edit of the batch is marked rejected (none reached the file), in
+// whichever conversation it was.
+func TestBatchCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
+	w := newWS(t)
+	w.writeRaw("a.txt", "one\ntwo\nthree\n")
+	versions := []string{"one\ntwo\nthree\n", "ONE\ntwo\nthree\n", "ONE\nTWO\nthree\n", "ONE\nTWO\nTHREE\n"}
+	commit := func(i int) Commit {
+		return Commit{Conversation: NewConversationID(), Tool: "test", Source: SourceMCP,
+			Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte(versions[i]), BeforeExists: true, After: []byte(versions[i+1])}}}
+	}
+	last := commit(2)
+	last.Files = fakeFiles{} // logged, never written
+	if _, err := RecordAll(context.Background(), []StoreCommit{{Store: w.store, Batched: []Commit{commit(0), commit(1)}, Commit: last}}); err != nil {
+		t.Fatal(err)
+	}
+	w.edit(NewConversationID(), "a.txt", "one\ntwo\nthree\nfour\n")
+	list, _ := w.store.List(Filter{})
+	if len(list.Entries) != 4 {
+		t.Fatalf("want the three cut-off edits and the new one: %+v", list.Entries)
+	}
+	for i, e := range list.Entries[:3] {
+		if e.Status != Rejected {
+			t.Errorf("cut-off edit %d is %s, want rejected", i, e.Status)
+		}
+	}
+	if e := list.Entries[3]; e.Source != SourceMCP || e.Status != Pending {
+		t.Errorf("the new edit is %+v, want a pending edit (no outside change)", e)
+	}
+	if d, err := w.store.Check(); err != nil || len(d) != 0 {
+		t.Fatalf("check: %v %v", d, err)
+	}
+}
+
 func TestEditorRecorderUsesTheNearestStoreAbove(t *testing.T) {
 	w := newWS(t) // a store at the project root
 	sub := w.abs("sub")

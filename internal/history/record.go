@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -278,6 +279,9 @@ func (r *recording) run(commits []Commit) error {
 // before it ended with (a batched call) takes that change's hash instead of hashing
 // them again.
 func (r *recording) logAll(commits []Commit) ([]*Entry, error) {
+	if len(commits) > 1 { // one instant: a batch cut off before its write is known as one (interrupted)
+		r.tx.now = timestamp()
+	}
 	var entries []*Entry
 	var prev *Change
 	for _, c := range commits {
@@ -327,6 +331,7 @@ func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
 type transaction struct {
 	store    *Store
 	files    Files            // what puts the commit on disk; nil when it is there already
+	now      string           // the timestamp of its entries, when it logs a batch
 	newFiles []string         // store files created (diffs, checkpoints)
 	logs     map[string]int64 // log name → size before the append
 	heads    map[string]*head // path → head before (nil: none)
@@ -342,7 +347,10 @@ func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 	if index == 0 { // a new log, unless it exists and is empty
 		s.files.spares.take(logPath, false)
 	}
-	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	now := t.now
+	if now == "" {
+		now = timestamp()
+	}
 	var entries []*Entry
 	for _, ch := range c.Changes {
 		e, err := t.entry(c, ch, index, now)
@@ -668,17 +676,10 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 				return fmt.Errorf("%s changed outside mcpdiff and its recorded state cannot be rebuilt: %w", st.path, err)
 			}
 			disk := fileState{exists: st.exists, path: st.path, lines: udiff.SplitLines(st.content)}
-			if e := interrupted(snap, h, st.exists, st.hash, st.path); e != nil {
-				// Logged, then the process died before writing it: the edit never
-				// happened. It is marked rejected (accepting it later applies it).
-				j := s.newJournal("marking of edit " + short(e.EditID) + " rejected (it was logged, but its file never written)")
-				if err := s.stageStatuses(j, e.ConversationID, map[string]verdict{e.EditID: {status: Rejected}}); err != nil {
-					return err
-				}
-				if err := s.stageMarker(j, &fileChange{R: recorded, S: disk, mode: 0o644, changed: []string{e.EditID}}); err != nil {
-					return err
-				}
-				if _, err := j.commit(); err != nil {
+			if cut := interrupted(snap, h, st.exists, st.hash, st.path); cut != nil {
+				// Logged, then the process died before writing them: the edits never
+				// happened. They are marked rejected (accepting them later applies them).
+				if err := s.markNeverWritten(cut, recorded, disk); err != nil {
 					return err
 				}
 			} else if err := s.logOutsideChange(st.path, recorded, st.exists, st.content); err != nil {
@@ -690,24 +691,67 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 	return nil
 }
 
-// interrupted returns the entry that last set path's head when the file is exactly
-// as it was before that entry: a process logged the change and was killed before
-// writing it. (A cut-off move touches two paths; it is recorded as outside changes.)
-func interrupted(snap *snapshot, h *head, exists bool, hash, path string) *Entry {
+// interrupted returns the entries that last set path's head when the file is exactly
+// as it was before them: a process logged them and was killed before writing the
+// file. They are the head's entry and the entries of the calls batched before it
+// (logged at the same instant, each starting where the one before it ended). (A
+// cut-off move touches two paths; it is recorded as outside changes.)
+func interrupted(snap *snapshot, h *head, exists bool, hash, path string) []*Entry {
+	var chain []*Entry // newest first
 	for i := len(snap.entries) - 1; i >= 0; i-- {
 		e := snap.entries[i]
-		if e.Seq != h.Seq {
+		if e.Seq > h.Seq || (e.FilePath != path && (e.SourcePath == nil || *e.SourcePath != path)) {
 			continue
+		}
+		if len(chain) == 0 && e.Seq != h.Seq {
+			return nil
 		}
 		if e.Status == Rejected || e.Operation == Move || e.FilePath != path {
 			return nil
 		}
-		if exists != (e.HashBefore != nil) || (exists && hash != deref(e.HashBefore)) {
+		if n := len(chain); n > 0 && (e.Timestamp != chain[0].Timestamp || deref(e.HashAfter) != deref(chain[n-1].HashBefore)) {
 			return nil
 		}
-		return e
+		chain = append(chain, e)
+		if exists == (e.HashBefore != nil) && (!exists || hash == deref(e.HashBefore)) {
+			return chain
+		}
 	}
 	return nil
+}
+
+// markNeverWritten marks rejected the edits cut off before their file was written,
+// through the journal: the file is disk, the history says recorded.
+func (s *Store) markNeverWritten(cut []*Entry, recorded, disk fileState) error {
+	ids := make([]string, len(cut))
+	byConv := map[string]map[string]verdict{}
+	for i, e := range cut {
+		ids[i] = e.EditID
+		if byConv[e.ConversationID] == nil {
+			byConv[e.ConversationID] = map[string]verdict{}
+		}
+		byConv[e.ConversationID][e.EditID] = verdict{status: Rejected}
+	}
+	what := "marking of edit " + short(ids[0]) + " rejected (it was logged, but its file never written)"
+	if len(ids) > 1 {
+		what = fmt.Sprintf("marking of %d edits batched together rejected (they were logged, but their file never written)", len(ids))
+	}
+	j := s.newJournal(what)
+	convs := make([]string, 0, len(byConv))
+	for conv := range byConv {
+		convs = append(convs, conv)
+	}
+	sort.Strings(convs)
+	for _, conv := range convs {
+		if err := s.stageStatuses(j, conv, byConv[conv]); err != nil {
+			return err
+		}
+	}
+	if err := s.stageMarker(j, &fileChange{R: recorded, S: disk, mode: 0o644, changed: ids}); err != nil {
+		return err
+	}
+	_, err := j.commit()
+	return err
 }
 
 // logOutsideChange records the difference between a file's recorded state and what

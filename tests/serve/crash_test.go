@@ -112,7 +112,9 @@ func crashOnce(t *testing.T, dir string, rng *rand.Rand, run int) {
 }
 
 // checkAfterCrash returns how many paths were found in the state before their last
-// logged change (the kill fell between logging and writing).
+// logged change (the kill fell between logging and writing): before the last entry,
+// or before an earlier entry of the batch it ended (calls batched on one file are
+// logged together, at one instant, and written once).
 func checkAfterCrash(t *testing.T, dir string, run int) (interrupted int) {
 	t.Helper()
 	store := testenv.OpenStore(t, dir)
@@ -123,23 +125,32 @@ func checkAfterCrash(t *testing.T, dir string, run int) (interrupted int) {
 	if len(list.Warnings) > 0 {
 		t.Fatalf("run %d: a log did not parse: %v", run, list.Warnings)
 	}
-	last := map[string]*history.Entry{}
+	byPath := map[string][]*history.Entry{} // in the order logged
 	for _, e := range list.Entries {
-		last[e.FilePath] = e
+		byPath[e.FilePath] = append(byPath[e.FilePath], e)
 		if e.SourcePath != nil {
-			last[*e.SourcePath] = e
+			byPath[*e.SourcePath] = append(byPath[*e.SourcePath], e)
 		}
 	}
-	for path, e := range last {
+	for path, entries := range byPath {
+		e := entries[len(entries)-1]
 		got, exists := fileHash(path)
-		before, after := stateBefore(e, path), stateAfter(e, path)
-		if got != before && got != after {
-			t.Fatalf("run %d: %s is neither before nor after its last logged change %s (%s): exists=%v hash %s, before %s, after %s",
-				run, path, e.EditID, e.Operation, exists, got, before, after)
+		if got == stateAfter(e, path) {
+			continue
 		}
-		if got != after {
-			interrupted++
+		cut := false
+		for i := len(entries) - 1; i >= 0 && !cut; i-- {
+			b := entries[i]
+			if i < len(entries)-1 && (b.Timestamp != e.Timestamp || stateAfter(b, path) != stateBefore(entries[i+1], path)) {
+				break // not logged in the last batch
+			}
+			cut = got == stateBefore(b, path)
 		}
+		if !cut {
+			t.Fatalf("run %d: %s is neither before nor after its last logged change %s (%s) or its batch: exists=%v hash %s, before %s, after %s",
+				run, path, e.EditID, e.Operation, exists, got, stateBefore(e, path), stateAfter(e, path))
+		}
+		interrupted++
 	}
 	return interrupted
 }
