@@ -32,57 +32,47 @@ func (r rootsList) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRo
 	return res, nil
 }
 
-// The client's first root is the base for relative paths, whatever the names sort to.
-func TestClientRootsKeepTheClientsOrder(t *testing.T) {
-	parent := testenv.TempDir(t)
-	first, second := filepath.Join(parent, "zz-first"), filepath.Join(parent, "aa-second")
-	writeFile(t, filepath.Join(first, "x.txt"), "first\n", 0o644)
-	writeFile(t, filepath.Join(second, "x.txt"), "second\n", 0o644)
-	srv, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc, err := client.NewInProcessClientWithOptions(srv.MCP(), client.WithRootsHandler(rootsList{first, second}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := initialize(t, mc, true)
-	if got := c.ok("read_files", map[string]any{"path": "x.txt"}); got != "1 | first" {
-		t.Fatalf("x.txt resolved in the wrong root: %q", got)
-	}
-	if got := c.ok("read_files", map[string]any{"path": filepath.Join(second, "x.txt")}); got != "1 | second" {
-		t.Fatalf("the second root is not allowed: %q", got)
-	}
-}
-
-// Over stdio, as a real client: the server's roots/list request and the client's
+// The client's first root is the base for relative paths, whatever the names sort to:
+// in process, and over stdio, where the server's roots/list request and the client's
 // answer cross the wire between the client's calls.
-func TestClientRootsOverStdio(t *testing.T) {
-	parent := testenv.TempDir(t)
-	first, second := filepath.Join(parent, "zz-first"), filepath.Join(parent, "aa-second")
-	writeFile(t, filepath.Join(first, "x.txt"), "first\n", 0o644)
-	writeFile(t, filepath.Join(second, "x.txt"), "second\n", 0o644)
-	srv, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	toServer, clientOut := io.Pipe()
-	clientIn, fromServer := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.ServeStdio(context.Background(), toServer, fromServer, log.New(io.Discard, "", 0))
-	}()
-	mc := client.NewClient(transport.NewIO(clientIn, clientOut, nil), client.WithRootsHandler(rootsList{first, second}))
-	c := initialize(t, mc, true)
-	if got := c.ok("read_files", map[string]any{"path": "x.txt"}); got != "1 | first" {
-		t.Fatalf("x.txt resolved in the wrong root: %q", got)
-	}
-	if got := c.ok("read_files", map[string]any{"path": filepath.Join(second, "x.txt")}); got != "1 | second" {
-		t.Fatalf("the second root is not allowed: %q", got)
-	}
-	clientOut.Close() // the input ends: the server returns
-	if err := testenv.Receive(t, served, "ServeStdio to return"); err != nil {
-		t.Fatalf("ServeStdio: %v", err)
+func TestClientRootsKeepTheClientsOrder(t *testing.T) {
+	for _, overStdio := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in process", true: "stdio"}[overStdio], func(t *testing.T) {
+			parent := testenv.TempDir(t)
+			first, second := filepath.Join(parent, "zz-first"), filepath.Join(parent, "aa-second")
+			writeFile(t, filepath.Join(first, "x.txt"), "first\n", 0o644)
+			writeFile(t, filepath.Join(second, "x.txt"), "second\n", 0o644)
+			srv, err := New(Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			roots := client.WithRootsHandler(rootsList{first, second})
+			var mc *client.Client
+			if overStdio {
+				toServer, clientOut := io.Pipe()
+				clientIn, fromServer := io.Pipe()
+				served := make(chan error, 1)
+				go func() {
+					served <- srv.ServeStdio(context.Background(), toServer, fromServer, log.New(io.Discard, "", 0))
+				}()
+				t.Cleanup(func() {
+					clientOut.Close() // the input ends: the server returns
+					if err := testenv.Receive(t, served, "ServeStdio to return"); err != nil {
+						t.Errorf("ServeStdio: %v", err)
+					}
+				})
+				mc = client.NewClient(transport.NewIO(clientIn, clientOut, nil), roots)
+			} else if mc, err = client.NewInProcessClientWithOptions(srv.MCP(), roots); err != nil {
+				t.Fatal(err)
+			}
+			c := initialize(t, mc, true)
+			if got := c.ok("read_files", map[string]any{"path": "x.txt"}); got != "1 | first" {
+				t.Fatalf("x.txt resolved in the wrong root: %q", got)
+			}
+			if got := c.ok("read_files", map[string]any{"path": filepath.Join(second, "x.txt")}); got != "1 | second" {
+				t.Fatalf("the second root is not allowed: %q", got)
+			}
+		})
 	}
 }
 
