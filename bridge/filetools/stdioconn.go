@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
+	"github.com/mcpdiff/mcpdiff/internal/mcpsession"
 )
 
 // stdioConn is the session of the one client of ServeStdio, and its transport.
@@ -36,12 +37,10 @@ type stdioConn struct {
 	ended  chan error // the first read that fails: the input's end
 	calls  sync.WaitGroup
 
-	notifications chan mcp.JSONRPCNotification
-	initialized   atomic.Bool
-	logLevel      atomic.Value // mcp.LoggingLevel
-	clientInfo    atomic.Value // mcp.Implementation
-	capabilities  atomic.Value // mcp.ClientCapabilities
-	protocol      atomic.Value // string
+	mcpsession.State
+	clientInfo   atomic.Value // mcp.Implementation
+	capabilities atomic.Value // mcp.ClientCapabilities
+	protocol     atomic.Value // string
 
 	lastID  atomic.Int64
 	mu      sync.Mutex
@@ -56,7 +55,8 @@ type rootsAnswer struct {
 func newStdioConn(s *Server, in io.Reader, out io.Writer, logger *log.Logger) *stdioConn {
 	return &stdioConn{
 		srv: s, in: bufio.NewReaderSize(in, 64<<10), out: out, logger: logger, ended: make(chan error, 1),
-		notifications: make(chan mcp.JSONRPCNotification, 100), pending: map[int64]chan rootsAnswer{},
+		State:   mcpsession.State{Notifications: make(chan mcp.JSONRPCNotification, 100)},
+		pending: map[int64]chan rootsAnswer{},
 	}
 }
 
@@ -215,7 +215,7 @@ func (c *stdioConn) appendToolAnswer(dst []byte, msg any) ([]byte, bool) {
 func (c *stdioConn) forwardNotifications(ctx context.Context) {
 	for {
 		select {
-		case n := <-c.notifications:
+		case n := <-c.Notifications:
 			c.write(n)
 		case <-ctx.Done():
 			return
@@ -272,21 +272,9 @@ func (c *stdioConn) answered(rawID, result json.RawMessage, errObj *json.RawMess
 	answer <- a
 }
 
-// The session, as mcp-go asks for it.
+// The session, as mcp-go asks for it (the rest is mcpsession.State).
 
 func (c *stdioConn) SessionID() string { return "stdio" }
-func (c *stdioConn) NotificationChannel() chan<- mcp.JSONRPCNotification {
-	return c.notifications
-}
-func (c *stdioConn) Initialize()                        { c.initialized.Store(true) }
-func (c *stdioConn) Initialized() bool                  { return c.initialized.Load() }
-func (c *stdioConn) SetLogLevel(level mcp.LoggingLevel) { c.logLevel.Store(level) }
-func (c *stdioConn) GetLogLevel() mcp.LoggingLevel {
-	if l, ok := c.logLevel.Load().(mcp.LoggingLevel); ok {
-		return l
-	}
-	return mcp.LoggingLevelError
-}
 func (c *stdioConn) GetClientInfo() mcp.Implementation {
 	info, _ := c.clientInfo.Load().(mcp.Implementation)
 	return info

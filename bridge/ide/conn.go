@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/mcpsession"
 )
 
 const (
@@ -36,16 +37,14 @@ type client struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed once every goroutine of this client has finished
 
-	frames        chan []byte                  // notifications we send (selection_changed, ...)
-	notifications chan mcp.JSONRPCNotification // notifications mcp-go sends
-	background    sync.WaitGroup               // notification writer, keepalive, pings
+	frames     chan []byte    // notifications we send (selection_changed, ...)
+	background sync.WaitGroup // notification writer, keepalive, pings
 
-	initialized atomic.Bool // mcp-go: initialize was answered
-	logLevel    atomic.Value
-	claudePID   atomic.Int64
-	lastPong    atomic.Int64 // wall-clock unix nanoseconds
-	dropReason  atomic.Value // why we closed it, when we did
-	gone        atomic.Bool  // disconnected: its saved diffs are orphans
+	mcpsession.State // mcp-go's: initialize answered, log level, its notifications
+	claudePID        atomic.Int64
+	lastPong         atomic.Int64 // wall-clock unix nanoseconds
+	dropReason       atomic.Value // why we closed it, when we did
+	gone             atomic.Bool  // disconnected: its saved diffs are orphans
 
 	mu       sync.Mutex
 	ready    bool // notifications/initialized received: the handshake is complete
@@ -109,16 +108,16 @@ func (s *Server) addClient(conn *websocket.Conn) (*client, bool) {
 	s.clientN++
 	ctx, cancel := context.WithCancel(s.life)
 	c := &client{
-		server:        s,
-		conn:          conn,
-		id:            fmt.Sprintf("client-%d", s.clientN),
-		seq:           s.clientN,
-		connectedAt:   s.now(),
-		ctx:           ctx,
-		cancel:        cancel,
-		done:          make(chan struct{}),
-		frames:        make(chan []byte, outgoingQueue),
-		notifications: make(chan mcp.JSONRPCNotification, outgoingQueue),
+		server:      s,
+		conn:        conn,
+		id:          fmt.Sprintf("client-%d", s.clientN),
+		seq:         s.clientN,
+		connectedAt: s.now(),
+		ctx:         ctx,
+		cancel:      cancel,
+		done:        make(chan struct{}),
+		frames:      make(chan []byte, outgoingQueue),
+		State:       mcpsession.State{Notifications: make(chan mcp.JSONRPCNotification, outgoingQueue)},
 	}
 	c.lastPong.Store(wallNow().UnixNano())
 	s.clients[c] = struct{}{}
@@ -223,7 +222,7 @@ func (c *client) dispatch(data []byte) {
 		go func() {
 			defer c.handlers.Done()
 			switch {
-			case !c.initialized.Load(): // mcp-go answers that
+			case !c.Initialized(): // mcp-go answers that
 			case env.diff != nil || env.diffErr != nil:
 				c.serveOpenDiff(env)
 				return
@@ -288,7 +287,7 @@ func (c *client) writeNotifications() {
 			return
 		case frame := <-c.frames:
 			c.writeFrame(frame)
-		case n := <-c.notifications:
+		case n := <-c.Notifications:
 			c.write(n)
 		}
 	}
@@ -377,24 +376,9 @@ func (c *client) startNewTurn() {
 	c.mu.Unlock()
 }
 
-// mcp-go session interface.
+// The session, as mcp-go asks for it (the rest is mcpsession.State).
 
 func (c *client) SessionID() string { return c.id }
-
-func (c *client) NotificationChannel() chan<- mcp.JSONRPCNotification { return c.notifications }
-
-func (c *client) Initialize() { c.initialized.Store(true) }
-
-func (c *client) Initialized() bool { return c.initialized.Load() }
-
-func (c *client) SetLogLevel(level mcp.LoggingLevel) { c.logLevel.Store(level) }
-
-func (c *client) GetLogLevel() mcp.LoggingLevel {
-	if level, ok := c.logLevel.Load().(mcp.LoggingLevel); ok {
-		return level
-	}
-	return mcp.LoggingLevelError
-}
 
 // waitGroupTimeout waits for wg, at most d.
 func waitGroupTimeout(wg *sync.WaitGroup, d time.Duration) {
