@@ -328,24 +328,28 @@ type documentAnswer struct {
 	Error    string `msgpack:"error"`
 }
 
-func notOpen(path string) (string, error) {
-	return jsonText(struct {
-		Success bool   `json:"success"`
-		Message string `json:"message"`
-	}{false, "Document not open: " + path})
+// askDocument runs mcpdiff.query's function fn on the document that args name. A
+// document not open in a buffer gets its whole answer here (answer != "").
+func (e *Editor) askDocument(ctx context.Context, args map[string]any, what, fn string) (path string, ans documentAnswer, answer string, err error) {
+	if path, err = requiredString(args, "filePath"); err != nil {
+		return "", ans, "", err
+	}
+	if err = execLua(ctx, e.v, what, `return require("mcpdiff.query").`+fn+`(...)`, &ans, expandHome(path)); err != nil {
+		return "", ans, "", err
+	}
+	if !ans.Open {
+		answer, err = jsonText(struct {
+			Success bool   `json:"success"`
+			Message string `json:"message"`
+		}{false, "Document not open: " + path})
+	}
+	return path, ans, answer, err
 }
 
 func (e *Editor) checkDocumentDirty(ctx context.Context, args map[string]any) (string, error) {
-	path, err := requiredString(args, "filePath")
-	if err != nil {
-		return "", err
-	}
-	var ans documentAnswer
-	if err := execLua(ctx, e.v, "checkDocumentDirty", `return require("mcpdiff.query").document(...)`, &ans, expandHome(path)); err != nil {
-		return "", err
-	}
-	if !ans.Open {
-		return notOpen(path)
+	path, ans, answer, err := e.askDocument(ctx, args, "checkDocumentDirty", "document")
+	if answer != "" || err != nil {
+		return answer, err
 	}
 	return jsonText(struct {
 		Success    bool   `json:"success"`
@@ -356,16 +360,9 @@ func (e *Editor) checkDocumentDirty(ctx context.Context, args map[string]any) (s
 }
 
 func (e *Editor) saveDocument(ctx context.Context, args map[string]any) (string, error) {
-	path, err := requiredString(args, "filePath")
-	if err != nil {
-		return "", err
-	}
-	var ans documentAnswer
-	if err := execLua(ctx, e.v, "saveDocument", `return require("mcpdiff.query").save(...)`, &ans, expandHome(path)); err != nil {
-		return "", err
-	}
-	if !ans.Open {
-		return notOpen(path)
+	path, ans, answer, err := e.askDocument(ctx, args, "saveDocument", "save")
+	if answer != "" || err != nil {
+		return answer, err
 	}
 	if !ans.Saved {
 		return jsonText(struct {
