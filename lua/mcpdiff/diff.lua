@@ -980,9 +980,11 @@ local function side_of_current(view)
   return "b"
 end
 
--- answer decides the diff shown under a tab name: the whole proposal, or with range
--- {line1, line2} the hunks those lines touch. action: "accept" or "reject".
-local function answer(action, tab, range)
+-- answer implements :McpDiffAccept and :McpDiffReject in a diff view (action
+-- "accept" or "reject"): it decides the proposal shown under a tab name, or with
+-- range {line1, line2} the hunks those lines touch (accepting keeps them, rejecting
+-- takes their original lines back).
+function M.answer(action, tab, range)
   local view = views[tab]
   if not view then
     return
@@ -994,18 +996,6 @@ local function answer(action, tab, range)
   else
     reject_view(view)
   end
-end
-
--- accept implements :McpDiffAccept in a diff view: accept the proposal, or with a
--- range keep its hunks there.
-function M.accept(tab, range)
-  answer("accept", tab, range)
-end
-
--- reject implements :McpDiffReject in a diff view: reject the proposal, or with a
--- range take the original lines back for its hunks there.
-function M.reject(tab, range)
-  answer("reject", tab, range)
 end
 
 -- close tears a view down without answering (the IDE server already did).

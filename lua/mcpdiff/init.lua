@@ -43,7 +43,7 @@ local function decide(action, id, range)
   local diff = require("mcpdiff.diff")
   local tab = (id == nil or id == "") and diff.current() or nil
   if tab then
-    diff[action](tab, range)
+    diff.answer(action, tab, range)
     return
   end
   require("mcpdiff.history").resolve(action, id, { range = range })

@@ -290,7 +290,7 @@ func TestSeveralDiffsAtOnce(t *testing.T) {
 		// B is current (its own tab, since A's tab shows a diff); reject it, accept A.
 		s.cmd("q")
 		expectTexts(t, "openDiff b", c.Texts(answerB, "openDiff b"), "DIFF_REJECTED", tabB)
-		s.lua(`require("mcpdiff.diff").accept(...)`, nil, tabA)
+		s.lua(`require("mcpdiff.diff").answer("accept", ...)`, nil, tabA)
 		expectTexts(t, "openDiff a", c.Texts(answerA, "openDiff a"), "FILE_SAVED", "a2\n")
 		// B's view is gone, but the server knows it until the CLI closes it.
 		expectTexts(t, "closeAllDiffTabs", c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs"), "CLOSED_2_DIFF_TABS")
@@ -486,7 +486,7 @@ func TestKeepFocus(t *testing.T) {
 		if now != win {
 			t.Fatalf("keep_focus: the current window moved from %d to %d", win, now)
 		}
-		s.lua(`require("mcpdiff.diff").reject(require("mcpdiff.diff").list()[1].tab)`, nil)
+		s.lua(`require("mcpdiff.diff").answer("reject", require("mcpdiff.diff").list()[1].tab)`, nil)
 		c.Texts(answer, "openDiff")
 	})
 }
