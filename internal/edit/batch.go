@@ -147,14 +147,8 @@ func InsertContent(name string, content []byte, line int, text string) (*Inserti
 		return nil, err
 	}
 	texts := contentLines(text)
-	lines, _ := doc.apply([]splice{{start: at, end: at, lines: doc.terminated(texts)}})
-	lines = doc.finish(lines)
-	in := &Insertion{
-		Content:  doc.join(lines),
-		Position: position,
-		Inserted: len(texts),
-		Lines:    len(lines),
-	}
+	content, lines := doc.spliceLines([]splice{{start: at, end: at, lines: doc.terminated(texts)}})
+	in := &Insertion{Content: content, Position: position, Inserted: len(texts), Lines: lines}
 	in.Message = fmt.Sprintf("Successfully inserted %d line(s) at position %s in %s. File now has %d lines.",
 		in.Inserted, in.Position, name, in.Lines)
 	return in, nil
@@ -249,14 +243,8 @@ func ApplyDiffs(name string, content []byte, diffs []Diff, atomic, trim bool) (*
 		markSkipped(outcomes)
 		splices = nil
 	}
-	lines, _ := doc.apply(splices)
-	lines = doc.finish(lines)
-	res := &AppliedDiffs{
-		Content:  doc.join(lines),
-		Outcomes: outcomes,
-		Applied:  len(splices),
-		Lines:    len(lines),
-	}
+	content, lines := doc.spliceLines(splices)
+	res := &AppliedDiffs{Content: content, Outcomes: outcomes, Applied: len(splices), Lines: lines}
 	if len(diffs) == 1 {
 		return singleDiffResult(name, res)
 	}

@@ -228,6 +228,14 @@ func (d *document) finish(lines []string) []string {
 	return lines
 }
 
+// spliceLines performs a line edit's splices (see apply and finish) and returns the
+// file's new bytes and its number of lines.
+func (d *document) spliceLines(splices []splice) ([]byte, int) {
+	lines, _ := d.apply(splices)
+	lines = d.finish(lines)
+	return d.join(lines), len(lines)
+}
+
 // join renders lines (with the document's BOM) as file bytes.
 func (d *document) join(lines []string) []byte {
 	size := len(d.bom)
