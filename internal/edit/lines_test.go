@@ -74,24 +74,30 @@ func TestParseDocument(t *testing.T) {
 	}
 }
 
+// contentLines and CountLines are the two line models of the text a model sends: they
+// differ only on "", one empty line to the one and no line to the other.
 func TestContentLines(t *testing.T) {
 	tests := []struct {
-		in   string
-		want []string
+		in    string
+		lines []string
+		count int
 	}{
-		{"", []string{""}},
-		{"a", []string{"a"}},
-		{"a\n", []string{"a"}},
-		{"a\nb", []string{"a", "b"}},
-		{"a\nb\n", []string{"a", "b"}},
-		{"a\r\nb\r\n", []string{"a", "b"}},
-		{"\n", []string{""}},
-		{"a\n\n", []string{"a", ""}},
-		{"a\rb", []string{"a\rb"}},
+		{"", []string{""}, 0},
+		{"a", []string{"a"}, 1},
+		{"a\n", []string{"a"}, 1},
+		{"a\nb", []string{"a", "b"}, 2},
+		{"a\nb\n", []string{"a", "b"}, 2},
+		{"a\r\nb\r\n", []string{"a", "b"}, 2},
+		{"\n", []string{""}, 1},
+		{"a\n\n", []string{"a", ""}, 2},
+		{"a\rb", []string{"a\rb"}, 1},
 	}
 	for _, tt := range tests {
-		if got := contentLines(tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("contentLines(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := contentLines(tt.in); !reflect.DeepEqual(got, tt.lines) {
+			t.Errorf("contentLines(%q) = %q, want %q", tt.in, got, tt.lines)
+		}
+		if got := CountLines(tt.in); got != tt.count {
+			t.Errorf("CountLines(%q) = %d, want %d", tt.in, got, tt.count)
 		}
 	}
 }
