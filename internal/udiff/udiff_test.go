@@ -101,40 +101,33 @@ func TestUnified(t *testing.T) {
 		name     string
 		old, new string
 		context  int
-		want     string
+		hunks    string // the diff after its header, which names f on both sides
 	}{
 		{"equal", "a\n", "a\n", 3, ""},
-		{"create", "", "a\nb\n", 3, "--- a/f\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
-		{"delete everything", "a\nb\n", "", 3, "--- a/f\n+++ b/f\n@@ -1,2 +0,0 @@\n-a\n-b\n"},
-		{"middle change with context", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n", 2,
-			"--- a/f\n+++ b/f\n@@ -3,5 +3,5 @@\n 3\n 4\n-5\n+X\n 6\n 7\n"},
-		{"pure insertion without context", "a\nb\n", "a\nX\nb\n", 0,
-			"--- a/f\n+++ b/f\n@@ -1,0 +2,1 @@\n+X\n"},
-		{"pure deletion without context", "a\nb\nc\n", "a\nc\n", 0,
-			"--- a/f\n+++ b/f\n@@ -2,1 +1,0 @@\n-b\n"},
+		{"create", "", "a\nb\n", 3, "@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"delete everything", "a\nb\n", "", 3, "@@ -1,2 +0,0 @@\n-a\n-b\n"},
+		{"middle change with context", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n", 2, "@@ -3,5 +3,5 @@\n 3\n 4\n-5\n+X\n 6\n 7\n"},
+		{"pure insertion without context", "a\nb\n", "a\nX\nb\n", 0, "@@ -1,0 +2,1 @@\n+X\n"},
+		{"pure deletion without context", "a\nb\nc\n", "a\nc\n", 0, "@@ -2,1 +1,0 @@\n-b\n"},
 		// The three end-of-file cases: no newline at the end of the old, the new, or both.
-		{"hunk at EOF, file ends in newline", "a\nb\nc\n", "a\nb\nC\n", 1,
-			"--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n"},
-		{"file without final newline", "a\nb\nc", "a\nB\nc", 1,
-			"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n"},
-		{"change of the last line without newline", "a\nb", "a\nc", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"},
-		{"final newline added", "a\nb", "a\nb\n", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"},
-		{"final newline removed", "a\nb\n", "a\nb", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n"},
-		{"CRLF lines keep their CR", "a\r\nb\r\n", "a\r\nB\r\n", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\r\n"},
-		{"contexts that touch make one hunk", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 2,
-			"--- a/f\n+++ b/f\n@@ -1,6 +1,6 @@\n-1\n+X\n 2\n 3\n 4\n 5\n-6\n+Y\n"},
-		{"contexts that do not touch make two hunks", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 1,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-1\n+X\n 2\n@@ -5,2 +5,2 @@\n 5\n-6\n+Y\n"},
+		{"hunk at EOF, file ends in newline", "a\nb\nc\n", "a\nb\nC\n", 1, "@@ -2,2 +2,2 @@\n b\n-c\n+C\n"},
+		{"file without final newline", "a\nb\nc", "a\nB\nc", 1, "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n"},
+		{"change of the last line without newline", "a\nb", "a\nc", 3, "@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"},
+		{"final newline added", "a\nb", "a\nb\n", 3, "@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"},
+		{"final newline removed", "a\nb\n", "a\nb", 3, "@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n"},
+		{"CRLF lines keep their CR", "a\r\nb\r\n", "a\r\nB\r\n", 3, "@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\r\n"},
+		{"contexts that touch make one hunk", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 2, "@@ -1,6 +1,6 @@\n-1\n+X\n 2\n 3\n 4\n 5\n-6\n+Y\n"},
+		{"contexts that do not touch make two hunks", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 1, "@@ -1,2 +1,2 @@\n-1\n+X\n 2\n@@ -5,2 +5,2 @@\n 5\n-6\n+Y\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			want := "" // equal contents give no diff, not even a header
+			if tt.hunks != "" {
+				want = "--- a/f\n+++ b/f\n" + tt.hunks
+			}
 			got := Unified("f", "f", []byte(tt.old), []byte(tt.new), tt.context)
-			if got != tt.want {
-				t.Errorf("Unified:\n%s\nwant:\n%s", got, tt.want)
+			if got != want {
+				t.Errorf("Unified:\n%s\nwant:\n%s", got, want)
 			}
 			checkRoundTrip(t, []byte(tt.old), []byte(tt.new), tt.context)
 		})
