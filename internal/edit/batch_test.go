@@ -70,14 +70,6 @@ func TestReadNumbered(t *testing.T) {
 	mustFail(t, err, "binary")
 }
 
-func TestCountLines(t *testing.T) {
-	for in, want := range map[string]int{"": 0, "a": 1, "a\nb": 2, "a\nb\n": 2, "\n": 1, "a\r\nb\r\n": 2, "a\n\n": 2} {
-		if got := CountLines(in); got != want {
-			t.Errorf("CountLines(%q) = %d, want %d", in, got, want)
-		}
-	}
-}
-
 func TestCheckLineCount(t *testing.T) {
 	if err := CheckLineCount("a\nb\n", 2); err != nil {
 		t.Errorf("matching count refused: %v", err)

@@ -27,6 +27,52 @@ func mustFail(t *testing.T, err error, want ...string) {
 	}
 }
 
+// wantRefusal checks err against a case's errs: when errs is set, an *Error holding
+// each of them; otherwise no error at all. It reports whether errs was set.
+func wantRefusal(t *testing.T, err error, errs []string) bool {
+	t.Helper()
+	if errs != nil {
+		mustFail(t, err, errs...)
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
+}
+
+// call is one test of an edit function on a file's content with args: it must give
+// want and leave the content it was given alone, or, when errs is set, refuse with an
+// *Error whose message holds each of errs. One table of calls covers an operation's
+// edits and refusals.
+type call[A any, W comparable] struct {
+	name    string
+	content string
+	args    A
+	want    W
+	errs    []string
+}
+
+// runCalls runs fn on each case, as a subtest.
+func runCalls[A any, W comparable](t *testing.T, fn func(content []byte, args A) (W, error), tests []call[A, W]) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			content := []byte(tt.content)
+			got, err := fn(content, tt.args)
+			if wantRefusal(t, err, tt.errs) {
+				return
+			}
+			if got != tt.want {
+				t.Errorf("got %#v, want %#v", got, tt.want)
+			}
+			if string(content) != tt.content {
+				t.Errorf("the input was modified")
+			}
+		})
+	}
+}
+
 func TestSplitLinesMatchesUdiff(t *testing.T) {
 	for _, in := range []string{"", "a", "a\n", "a\r\nb", "\n\n", "a\rb\r", "x\r\n\r\ny\n", "\xff\n\xfe"} {
 		got := splitLines(in)
@@ -74,24 +120,30 @@ func TestParseDocument(t *testing.T) {
 	}
 }
 
+// contentLines and CountLines are the two line models of the text a model sends: they
+// differ only on "", one empty line to the one and no line to the other.
 func TestContentLines(t *testing.T) {
 	tests := []struct {
-		in   string
-		want []string
+		in    string
+		lines []string
+		count int
 	}{
-		{"", []string{""}},
-		{"a", []string{"a"}},
-		{"a\n", []string{"a"}},
-		{"a\nb", []string{"a", "b"}},
-		{"a\nb\n", []string{"a", "b"}},
-		{"a\r\nb\r\n", []string{"a", "b"}},
-		{"\n", []string{""}},
-		{"a\n\n", []string{"a", ""}},
-		{"a\rb", []string{"a\rb"}},
+		{"", []string{""}, 0},
+		{"a", []string{"a"}, 1},
+		{"a\n", []string{"a"}, 1},
+		{"a\nb", []string{"a", "b"}, 2},
+		{"a\nb\n", []string{"a", "b"}, 2},
+		{"a\r\nb\r\n", []string{"a", "b"}, 2},
+		{"\n", []string{""}, 1},
+		{"a\n\n", []string{"a", ""}, 2},
+		{"a\rb", []string{"a\rb"}, 1},
 	}
 	for _, tt := range tests {
-		if got := contentLines(tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("contentLines(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := contentLines(tt.in); !reflect.DeepEqual(got, tt.lines) {
+			t.Errorf("contentLines(%q) = %q, want %q", tt.in, got, tt.lines)
+		}
+		if got := CountLines(tt.in); got != tt.count {
+			t.Errorf("CountLines(%q) = %d, want %d", tt.in, got, tt.count)
 		}
 	}
 }

@@ -6,72 +6,51 @@ import (
 	"testing"
 )
 
-func TestReplaceString(t *testing.T) {
-	tests := []struct {
-		name       string
-		content    string
-		old, new   string
-		replaceAll bool
-		want       string
-		count      int
-	}{
-		{"single", "x = 1\ny = 2", "x = 1", "x = 10", false, "x = 10\ny = 2", 1},
-		{"multi-line", "def foo():\n    pass\n\ndef bar():\n    pass", "def foo():\n    pass", "def foo():\n    return 42", false,
-			"def foo():\n    return 42\n\ndef bar():\n    pass", 1},
-		{"replace_all", "x = 1\nx = 2\nx = 3", "x = ", "y = ", true, "y = 1\ny = 2\ny = 3", 3},
-		{"replace_all with one match", "a b", "a", "c", true, "c b", 1},
-		{"CRLF file, LF old_string", "a\r\nb\r\nc\r\n", "a\nb", "x\ny\nz", false, "x\r\ny\r\nz\r\nc\r\n", 1},
-		{"CRLF file, new_string lines get CRLF", "a\r\nb\r\n", "b", "b\nc", false, "a\r\nb\r\nc\r\n", 1},
-		{"CRLF file, CRLF old_string", "a\r\nb\r\n", "a\r\nb", "x", false, "x\r\n", 1},
-		{"LF file, CRLF old_string", "a\nb\n", "a\r\nb", "x\r\ny", false, "x\ny\n", 1},
-		{"BOM kept", utf8BOM + "a\n", "a", "b", false, utf8BOM + "b\n", 1},
-		{"no final newline kept", "a\nb", "b", "c", false, "a\nc", 1},
-		{"invalid UTF-8 kept", "\xff a \xfe", "a", "b", false, "\xff b \xfe", 1},
-		{"mixed file: as-is match first", "a\nb\r\nc\r\nd\r\n", "a\nb", "x", false, "x\r\nc\r\nd\r\n", 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			content := []byte(tt.content)
-			got, count, err := ReplaceString(content, tt.old, tt.new, tt.replaceAll)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want || count != tt.count {
-				t.Errorf("got %q, %d; want %q, %d", got, count, tt.want, tt.count)
-			}
-			if string(content) != tt.content {
-				t.Errorf("the input was modified")
-			}
-		})
-	}
+// replaced is what a replacement gives: the new content and how many occurrences it
+// replaced.
+type replaced struct {
+	content string
+	count   int
 }
 
-func TestReplaceStringErrors(t *testing.T) {
-	tests := []struct {
-		name       string
-		content    string
-		old, new   string
-		replaceAll bool
-		errs       []string
-	}{
-		{"not found", "a\nb\n", "c", "d", false, []string{"old_string was not found", "copy the text exactly"}},
-		{"different whitespace", "if x:\n\treturn  1\n", "if x:\n    return 1", "y", false,
+// replacement is ReplaceString's arguments after the content.
+type replacement struct {
+	old, new   string
+	replaceAll bool
+}
+
+func TestReplaceString(t *testing.T) {
+	replaceString := func(content []byte, r replacement) (replaced, error) {
+		got, count, err := ReplaceString(content, r.old, r.new, r.replaceAll)
+		return replaced{string(got), count}, err
+	}
+	runCalls(t, replaceString, []call[replacement, replaced]{
+		{"single", "x = 1\ny = 2", replacement{"x = 1", "x = 10", false}, replaced{"x = 10\ny = 2", 1}, nil},
+		{"multi-line", "def foo():\n    pass\n\ndef bar():\n    pass", replacement{"def foo():\n    pass", "def foo():\n    return 42", false},
+			replaced{"def foo():\n    return 42\n\ndef bar():\n    pass", 1}, nil},
+		{"replace_all", "x = 1\nx = 2\nx = 3", replacement{"x = ", "y = ", true}, replaced{"y = 1\ny = 2\ny = 3", 3}, nil},
+		{"replace_all with one match", "a b", replacement{"a", "c", true}, replaced{"c b", 1}, nil},
+		{"CRLF file, LF old_string", "a\r\nb\r\nc\r\n", replacement{"a\nb", "x\ny\nz", false}, replaced{"x\r\ny\r\nz\r\nc\r\n", 1}, nil},
+		{"CRLF file, new_string lines get CRLF", "a\r\nb\r\n", replacement{"b", "b\nc", false}, replaced{"a\r\nb\r\nc\r\n", 1}, nil},
+		{"CRLF file, CRLF old_string", "a\r\nb\r\n", replacement{"a\r\nb", "x", false}, replaced{"x\r\n", 1}, nil},
+		{"LF file, CRLF old_string", "a\nb\n", replacement{"a\r\nb", "x\r\ny", false}, replaced{"x\ny\n", 1}, nil},
+		{"BOM kept", utf8BOM + "a\n", replacement{"a", "b", false}, replaced{utf8BOM + "b\n", 1}, nil},
+		{"no final newline kept", "a\nb", replacement{"b", "c", false}, replaced{"a\nc", 1}, nil},
+		{"invalid UTF-8 kept", "\xff a \xfe", replacement{"a", "b", false}, replaced{"\xff b \xfe", 1}, nil},
+		{"mixed file: as-is match first", "a\nb\r\nc\r\nd\r\n", replacement{"a\nb", "x", false}, replaced{"x\r\nc\r\nd\r\n", 1}, nil},
+
+		{"not found", "a\nb\n", replacement{"c", "d", false}, replaced{}, []string{"old_string was not found", "copy the text exactly"}},
+		{"different whitespace", "if x:\n\treturn  1\n", replacement{"if x:\n    return 1", "y", false}, replaced{},
 			[]string{"found with different whitespace at line 1", "Nothing was changed"}},
-		{"different whitespace mid-line", "a\nfoo(a, b)\n", "foo(a,b)", "y", false, []string{"at line 2"}},
-		{"whitespace-only old_string gives no hint", "a\n", " ", "y", false, []string{"was not found in the file;"}},
-		{"ambiguous", "x = 1\nx = 2\n", "x = ", "x = 10", false,
+		{"different whitespace mid-line", "a\nfoo(a, b)\n", replacement{"foo(a,b)", "y", false}, replaced{}, []string{"at line 2"}},
+		{"whitespace-only old_string gives no hint", "a\n", replacement{" ", "y", false}, replaced{}, []string{"was not found in the file;"}},
+		{"ambiguous", "x = 1\nx = 2\n", replacement{"x = ", "x = 10", false}, replaced{},
 			[]string{"old_string appears 2 times in the file (lines 1, 2)", "pass replace_all", "add context to make it unique"}},
-		{"ambiguous across lines", "a\nb\na\nb\n", "a\nb", "c", false, []string{"appears 2 times", "(lines 1, 3)"}},
-		{"empty old_string", "a", "", "b", false, []string{"old_string is empty", "write_file"}},
-		{"no change", "a", "a", "a", false, []string{"no change"}},
-		{"binary", "a\x00b", "a", "b", false, []string{"binary"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := ReplaceString([]byte(tt.content), tt.old, tt.new, tt.replaceAll)
-			mustFail(t, err, tt.errs...)
-		})
-	}
+		{"ambiguous across lines", "a\nb\na\nb\n", replacement{"a\nb", "c", false}, replaced{}, []string{"appears 2 times", "(lines 1, 3)"}},
+		{"empty old_string", "a", replacement{"", "b", false}, replaced{}, []string{"old_string is empty", "write_file"}},
+		{"no change", "a", replacement{"a", "a", false}, replaced{}, []string{"no change"}},
+		{"binary", "a\x00b", replacement{"a", "b", false}, replaced{}, []string{"binary"}},
+	})
 }
 
 func TestReplaceStringHugeLine(t *testing.T) {

@@ -6,59 +6,55 @@ import (
 )
 
 func TestSearchAndReplace(t *testing.T) {
-	tests := []struct {
-		name    string
-		content string
-		p       SearchReplace
-		want    string
-		count   int
-	}{
+	searchAndReplace := func(content []byte, p SearchReplace) (replaced, error) {
+		res, err := SearchAndReplace("f", content, p)
+		if err != nil {
+			return replaced{}, err
+		}
+		return replaced{string(res.Content), res.Count}, nil
+	}
+	runCalls(t, searchAndReplace, []call[SearchReplace, replaced]{
 		{"literal", "app.name=x\napp.name.y=2\nother\napp.name\n", SearchReplace{Search: "app.name", Replace: "spring.application.name"},
-			"spring.application.name=x\nspring.application.name.y=2\nother\nspring.application.name\n", 3},
-		{"literal dot is not a wildcard", "a.b axb\n", SearchReplace{Search: "a.b", Replace: "c"}, "c axb\n", 1},
-		{"literal $ stays literal", "price\n", SearchReplace{Search: "price", Replace: "$1 ${x} $$"}, "$1 ${x} $$\n", 1},
+			replaced{"spring.application.name=x\nspring.application.name.y=2\nother\nspring.application.name\n", 3}, nil},
+		{"literal dot is not a wildcard", "a.b axb\n", SearchReplace{Search: "a.b", Replace: "c"}, replaced{"c axb\n", 1}, nil},
+		{"literal $ stays literal", "price\n", SearchReplace{Search: "price", Replace: "$1 ${x} $$"}, replaced{"$1 ${x} $$\n", 1}, nil},
 		{"regex groups", "const fs = require('fs');\nconst p = require(\"path\")\n",
 			SearchReplace{Search: `const\s+(\w+)\s*=\s*require\(['"]([^'"]+)['"]\)`, Replace: "import $1 from '$2'", UseRegex: true},
-			"import fs from 'fs';\nimport p from 'path'\n", 2},
-		{"regex $1 before letters", "foo bar\n", SearchReplace{Search: `(\w+) (\w+)`, Replace: "$2_$1x", UseRegex: true}, "bar_foox\n", 1},
-		{"regex named group and $$", "k=v\n", SearchReplace{Search: `(?P<key>\w)=(\w)`, Replace: "${key}$$${2}", UseRegex: true}, "k$v\n", 1},
-		{"ignore case", "Hello hello HELLO\n", SearchReplace{Search: "hello", Replace: "Hi", IgnoreCase: true}, "Hi Hi Hi\n", 3},
-		{"line range", "1.0.0\n1.0.0\n1.0.0\n", SearchReplace{Search: "1.0.0", Replace: "1.1.0", StartLine: 2, EndLine: 2}, "1.0.0\n1.1.0\n1.0.0\n", 1},
-		{"start_line only", "a\na\na\n", SearchReplace{Search: "a", Replace: "b", StartLine: 2}, "a\nb\nb\n", 2},
-		{"CRLF kept", "a x\r\nb\r\nx c\r\n", SearchReplace{Search: "x", Replace: "y"}, "a y\r\nb\r\ny c\r\n", 2},
-		{"CRLF multi-line search", "a\r\nb\r\nc\r\n", SearchReplace{Search: "a\nb", Replace: "ab"}, "ab\r\nc\r\n", 1},
-		{"CRLF new lines", "a\r\nb\r\n", SearchReplace{Search: "a", Replace: "a1\na2"}, "a1\r\na2\r\nb\r\n", 1},
-		{"mixed: untouched lines keep their ending", "a\nb\r\nc\r\n", SearchReplace{Search: "c", Replace: "C"}, "a\nb\r\nC\r\n", 1},
-		{"same line count keeps each ending", "a\nb\r\n", SearchReplace{Search: "a\nb", Replace: "x\ny"}, "x\ny\r\n", 1},
-		{"match eating a newline joins lines", "a\nb\nc\n", SearchReplace{Search: "b\n", Replace: ""}, "a\nc\n", 1},
-		{"joining to the next line", "foo\nbar\nqux\n", SearchReplace{Search: "bar\n", Replace: "baz"}, "foo\nbazqux\n", 1},
-		{"eating the final newline", "a\nb\n", SearchReplace{Search: "b\n", Replace: "c"}, "a\nc", 1},
-		{"no final newline kept", "a\nb", SearchReplace{Search: "b", Replace: "c"}, "a\nc", 1},
-		{"emptying the last line", "a\nb", SearchReplace{Search: "b", Replace: ""}, "a\n", 1},
-		{"emptying a line in a range keeps it", "a\nb\nc\n", SearchReplace{Search: "b", Replace: "", StartLine: 2, EndLine: 2}, "a\n\nc\n", 1},
-		{"range end is not crossed", "a\nb\n", SearchReplace{Search: "a\n", Replace: "x", EndLine: 1, UseRegex: true}, "", 0},
-		{"regex anchors match every line", "ab\nab\n", SearchReplace{Search: "^ab", Replace: "x", UseRegex: true}, "x\nx\n", 2},
-		{"(?-m) anchors the whole range", "ab\nab\n", SearchReplace{Search: "(?-m)^ab", Replace: "x", UseRegex: true}, "x\nab\n", 1},
-		{"multi-line flag", "ab\nab\n", SearchReplace{Search: "(?m)^ab$", Replace: "x", UseRegex: true}, "x\nx\n", 2},
-		{"BOM kept", utf8BOM + "a\n", SearchReplace{Search: "a", Replace: "b"}, utf8BOM + "b\n", 1},
-		{"invalid UTF-8 kept", "\xff a \xfe\n", SearchReplace{Search: "a", Replace: "b"}, "\xff b \xfe\n", 1},
-		{"two matches on one line", "aXa\n", SearchReplace{Search: "a", Replace: "bb"}, "bbXbb\n", 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := SearchAndReplace("f", []byte(tt.content), tt.p)
-			if tt.count == 0 {
-				mustFail(t, err, "No matches found")
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got.Content) != tt.want || got.Count != tt.count {
-				t.Errorf("got %q (%d), want %q (%d)", got.Content, got.Count, tt.want, tt.count)
-			}
-		})
-	}
+			replaced{"import fs from 'fs';\nimport p from 'path'\n", 2}, nil},
+		{"regex $1 before letters", "foo bar\n", SearchReplace{Search: `(\w+) (\w+)`, Replace: "$2_$1x", UseRegex: true}, replaced{"bar_foox\n", 1}, nil},
+		{"regex named group and $$", "k=v\n", SearchReplace{Search: `(?P<key>\w)=(\w)`, Replace: "${key}$$${2}", UseRegex: true}, replaced{"k$v\n", 1}, nil},
+		{"ignore case", "Hello hello HELLO\n", SearchReplace{Search: "hello", Replace: "Hi", IgnoreCase: true}, replaced{"Hi Hi Hi\n", 3}, nil},
+		{"line range", "1.0.0\n1.0.0\n1.0.0\n", SearchReplace{Search: "1.0.0", Replace: "1.1.0", StartLine: 2, EndLine: 2}, replaced{"1.0.0\n1.1.0\n1.0.0\n", 1}, nil},
+		{"start_line only", "a\na\na\n", SearchReplace{Search: "a", Replace: "b", StartLine: 2}, replaced{"a\nb\nb\n", 2}, nil},
+		{"CRLF kept", "a x\r\nb\r\nx c\r\n", SearchReplace{Search: "x", Replace: "y"}, replaced{"a y\r\nb\r\ny c\r\n", 2}, nil},
+		{"CRLF multi-line search", "a\r\nb\r\nc\r\n", SearchReplace{Search: "a\nb", Replace: "ab"}, replaced{"ab\r\nc\r\n", 1}, nil},
+		{"CRLF new lines", "a\r\nb\r\n", SearchReplace{Search: "a", Replace: "a1\na2"}, replaced{"a1\r\na2\r\nb\r\n", 1}, nil},
+		{"mixed: untouched lines keep their ending", "a\nb\r\nc\r\n", SearchReplace{Search: "c", Replace: "C"}, replaced{"a\nb\r\nC\r\n", 1}, nil},
+		{"same line count keeps each ending", "a\nb\r\n", SearchReplace{Search: "a\nb", Replace: "x\ny"}, replaced{"x\ny\r\n", 1}, nil},
+		{"match eating a newline joins lines", "a\nb\nc\n", SearchReplace{Search: "b\n", Replace: ""}, replaced{"a\nc\n", 1}, nil},
+		{"joining to the next line", "foo\nbar\nqux\n", SearchReplace{Search: "bar\n", Replace: "baz"}, replaced{"foo\nbazqux\n", 1}, nil},
+		{"eating the final newline", "a\nb\n", SearchReplace{Search: "b\n", Replace: "c"}, replaced{"a\nc", 1}, nil},
+		{"no final newline kept", "a\nb", SearchReplace{Search: "b", Replace: "c"}, replaced{"a\nc", 1}, nil},
+		{"emptying the last line", "a\nb", SearchReplace{Search: "b", Replace: ""}, replaced{"a\n", 1}, nil},
+		{"emptying a line in a range keeps it", "a\nb\nc\n", SearchReplace{Search: "b", Replace: "", StartLine: 2, EndLine: 2}, replaced{"a\n\nc\n", 1}, nil},
+		{"regex anchors match every line", "ab\nab\n", SearchReplace{Search: "^ab", Replace: "x", UseRegex: true}, replaced{"x\nx\n", 2}, nil},
+		{"(?-m) anchors the whole range", "ab\nab\n", SearchReplace{Search: "(?-m)^ab", Replace: "x", UseRegex: true}, replaced{"x\nab\n", 1}, nil},
+		{"multi-line flag", "ab\nab\n", SearchReplace{Search: "(?m)^ab$", Replace: "x", UseRegex: true}, replaced{"x\nx\n", 2}, nil},
+		{"BOM kept", utf8BOM + "a\n", SearchReplace{Search: "a", Replace: "b"}, replaced{utf8BOM + "b\n", 1}, nil},
+		{"invalid UTF-8 kept", "\xff a \xfe\n", SearchReplace{Search: "a", Replace: "b"}, replaced{"\xff b \xfe\n", 1}, nil},
+		{"two matches on one line", "aXa\n", SearchReplace{Search: "a", Replace: "bb"}, replaced{"bbXbb\n", 2}, nil},
+
+		{"range end is not crossed", "a\nb\n", SearchReplace{Search: "a\n", Replace: "x", EndLine: 1, UseRegex: true}, replaced{}, []string{"No matches found"}},
+		{"no match", "abc\n", SearchReplace{Search: "x", Replace: "y"}, replaced{}, []string{`No matches found for text "x" in f. Nothing was changed.`}},
+		{"case hint", "Hello\n", SearchReplace{Search: "hello", Replace: "y"}, replaced{}, []string{"matches when case is ignored", "ignore_case=true"}},
+		{"range hint", "a\nb\n", SearchReplace{Search: "a", Replace: "y", StartLine: 2}, replaced{}, []string{"in f (lines 2-2)", "the whole file has 1 match"}},
+		{"bad regex", "a\n", SearchReplace{Search: "(a", Replace: "y", UseRegex: true}, replaced{}, []string{`Invalid regular expression "(a"`, "missing closing )"}},
+		{"empty search", "a\n", SearchReplace{Search: "", Replace: "y"}, replaced{}, []string{"search is empty"}},
+		{"empty file", "", SearchReplace{Search: "a", Replace: "y"}, replaced{}, []string{"f is empty"}},
+		{"line past the end", "a\n", SearchReplace{Search: "a", Replace: "y", EndLine: 5}, replaced{}, []string{"Line number 5 exceeds file length (1 line)"}},
+		{"start after end", "a\nb\n", SearchReplace{Search: "a", Replace: "y", StartLine: 2, EndLine: 1}, replaced{}, []string{"start_line 2 is after end_line 1"}},
+		{"binary", "\x00", SearchReplace{Search: "a", Replace: "y"}, replaced{}, []string{"binary"}},
+	})
 }
 
 func TestSearchAndReplaceMessages(t *testing.T) {
@@ -87,31 +83,6 @@ func TestSearchAndReplaceMessages(t *testing.T) {
 		if got.Message != tt.want {
 			t.Errorf("got %q\nwant %q", got.Message, tt.want)
 		}
-	}
-}
-
-func TestSearchAndReplaceErrors(t *testing.T) {
-	tests := []struct {
-		name    string
-		content string
-		p       SearchReplace
-		errs    []string
-	}{
-		{"no match", "abc\n", SearchReplace{Search: "x", Replace: "y"}, []string{`No matches found for text "x" in f. Nothing was changed.`}},
-		{"case hint", "Hello\n", SearchReplace{Search: "hello", Replace: "y"}, []string{"matches when case is ignored", "ignore_case=true"}},
-		{"range hint", "a\nb\n", SearchReplace{Search: "a", Replace: "y", StartLine: 2}, []string{"in f (lines 2-2)", "the whole file has 1 match"}},
-		{"bad regex", "a\n", SearchReplace{Search: "(a", Replace: "y", UseRegex: true}, []string{`Invalid regular expression "(a"`, "missing closing )"}},
-		{"empty search", "a\n", SearchReplace{Search: "", Replace: "y"}, []string{"search is empty"}},
-		{"empty file", "", SearchReplace{Search: "a", Replace: "y"}, []string{"f is empty"}},
-		{"line past the end", "a\n", SearchReplace{Search: "a", Replace: "y", EndLine: 5}, []string{"Line number 5 exceeds file length (1 line)"}},
-		{"start after end", "a\nb\n", SearchReplace{Search: "a", Replace: "y", StartLine: 2, EndLine: 1}, []string{"start_line 2 is after end_line 1"}},
-		{"binary", "\x00", SearchReplace{Search: "a", Replace: "y"}, []string{"binary"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := SearchAndReplace("f", []byte(tt.content), tt.p)
-			mustFail(t, err, tt.errs...)
-		})
 	}
 }
 

@@ -8,25 +8,21 @@ import (
 )
 
 func TestSplitLines(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"", nil},
-		{"\n", []string{"\n"}},
-		{"a", []string{"a"}},
-		{"a\n", []string{"a\n"}},
-		{"a\nb", []string{"a\n", "b"}},
-		{"a\r\nb\r\n", []string{"a\r\n", "b\r\n"}},
-		{"a\rb\n\n", []string{"a\rb\n", "\n"}},
-	}
-	for _, tt := range tests {
-		got := SplitLines([]byte(tt.in))
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("SplitLines(%q) = %q, want %q", tt.in, got, tt.want)
+	for in, want := range map[string][]string{
+		"":           nil,
+		"\n":         {"\n"},
+		"a":          {"a"},
+		"a\n":        {"a\n"},
+		"a\nb":       {"a\n", "b"},
+		"a\r\nb\r\n": {"a\r\n", "b\r\n"},
+		"a\rb\n\n":   {"a\rb\n", "\n"},
+	} {
+		got := SplitLines([]byte(in))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("SplitLines(%q) = %q, want %q", in, got, want)
 		}
-		if strings.Join(got, "") != tt.in {
-			t.Errorf("SplitLines(%q) does not join back", tt.in)
+		if strings.Join(got, "") != in {
+			t.Errorf("SplitLines(%q) does not join back", in)
 		}
 	}
 }
@@ -101,40 +97,33 @@ func TestUnified(t *testing.T) {
 		name     string
 		old, new string
 		context  int
-		want     string
+		hunks    string // the diff after its header, which names f on both sides
 	}{
 		{"equal", "a\n", "a\n", 3, ""},
-		{"create", "", "a\nb\n", 3, "--- a/f\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
-		{"delete everything", "a\nb\n", "", 3, "--- a/f\n+++ b/f\n@@ -1,2 +0,0 @@\n-a\n-b\n"},
-		{"middle change with context", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n", 2,
-			"--- a/f\n+++ b/f\n@@ -3,5 +3,5 @@\n 3\n 4\n-5\n+X\n 6\n 7\n"},
-		{"pure insertion without context", "a\nb\n", "a\nX\nb\n", 0,
-			"--- a/f\n+++ b/f\n@@ -1,0 +2,1 @@\n+X\n"},
-		{"pure deletion without context", "a\nb\nc\n", "a\nc\n", 0,
-			"--- a/f\n+++ b/f\n@@ -2,1 +1,0 @@\n-b\n"},
+		{"create", "", "a\nb\n", 3, "@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"delete everything", "a\nb\n", "", 3, "@@ -1,2 +0,0 @@\n-a\n-b\n"},
+		{"middle change with context", "1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nX\n6\n7\n8\n9\n", 2, "@@ -3,5 +3,5 @@\n 3\n 4\n-5\n+X\n 6\n 7\n"},
+		{"pure insertion without context", "a\nb\n", "a\nX\nb\n", 0, "@@ -1,0 +2,1 @@\n+X\n"},
+		{"pure deletion without context", "a\nb\nc\n", "a\nc\n", 0, "@@ -2,1 +1,0 @@\n-b\n"},
 		// The three end-of-file cases: no newline at the end of the old, the new, or both.
-		{"hunk at EOF, file ends in newline", "a\nb\nc\n", "a\nb\nC\n", 1,
-			"--- a/f\n+++ b/f\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n"},
-		{"file without final newline", "a\nb\nc", "a\nB\nc", 1,
-			"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n"},
-		{"change of the last line without newline", "a\nb", "a\nc", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"},
-		{"final newline added", "a\nb", "a\nb\n", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"},
-		{"final newline removed", "a\nb\n", "a\nb", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n"},
-		{"CRLF lines keep their CR", "a\r\nb\r\n", "a\r\nB\r\n", 3,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\r\n"},
-		{"contexts that touch make one hunk", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 2,
-			"--- a/f\n+++ b/f\n@@ -1,6 +1,6 @@\n-1\n+X\n 2\n 3\n 4\n 5\n-6\n+Y\n"},
-		{"contexts that do not touch make two hunks", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 1,
-			"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-1\n+X\n 2\n@@ -5,2 +5,2 @@\n 5\n-6\n+Y\n"},
+		{"hunk at EOF, file ends in newline", "a\nb\nc\n", "a\nb\nC\n", 1, "@@ -2,2 +2,2 @@\n b\n-c\n+C\n"},
+		{"file without final newline", "a\nb\nc", "a\nB\nc", 1, "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n"},
+		{"change of the last line without newline", "a\nb", "a\nc", 3, "@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"},
+		{"final newline added", "a\nb", "a\nb\n", 3, "@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"},
+		{"final newline removed", "a\nb\n", "a\nb", 3, "@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n"},
+		{"CRLF lines keep their CR", "a\r\nb\r\n", "a\r\nB\r\n", 3, "@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\r\n"},
+		{"contexts that touch make one hunk", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 2, "@@ -1,6 +1,6 @@\n-1\n+X\n 2\n 3\n 4\n 5\n-6\n+Y\n"},
+		{"contexts that do not touch make two hunks", "1\n2\n3\n4\n5\n6\n", "X\n2\n3\n4\n5\nY\n", 1, "@@ -1,2 +1,2 @@\n-1\n+X\n 2\n@@ -5,2 +5,2 @@\n 5\n-6\n+Y\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			want := "" // equal contents give no diff, not even a header
+			if tt.hunks != "" {
+				want = "--- a/f\n+++ b/f\n" + tt.hunks
+			}
 			got := Unified("f", "f", []byte(tt.old), []byte(tt.new), tt.context)
-			if got != tt.want {
-				t.Errorf("Unified:\n%s\nwant:\n%s", got, tt.want)
+			if got != want {
+				t.Errorf("Unified:\n%s\nwant:\n%s", got, want)
 			}
 			checkRoundTrip(t, []byte(tt.old), []byte(tt.new), tt.context)
 		})
@@ -203,9 +192,25 @@ func TestParseEmptyText(t *testing.T) {
 	}
 }
 
+// parseError is a text that a parser must refuse with an error containing want.
+type parseError struct{ name, text, want string }
+
+// wantParseErrors checks that parse, called name, refuses each case's text.
+func wantParseErrors(t *testing.T, name string, parse func(text string) error, tests []parseError) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := parse(tt.text); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s error = %v, want it to contain %q", name, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestParseErrors(t *testing.T) {
+	parse := func(text string) error { _, err := Parse(text); return err }
 	head := "--- a/f\n+++ b/f\n"
-	tests := []struct{ name, text, want string }{
+	wantParseErrors(t, "Parse", parse, []parseError{
 		{"no header", "hello\n", "no file header found"},
 		{"hunk before header", "@@ -1 +1 @@\n-a\n+b\n", "line 1 of the diff: hunk header before any"},
 		{"no hunk", head, "file \"f\" has no hunk"},
@@ -218,15 +223,7 @@ func TestParseErrors(t *testing.T) {
 		{"garbage line", head + "@@ -1,2 +1,2 @@\n a\nb\n", "line 5 of the diff: hunk 1: \"b\" does not start with"},
 		{"marker first", head + "@@ -1,1 +1,1 @@\n\\ No newline at end of file\n a\n", "must follow a '-', '+' or ' ' line"},
 		{"double marker", head + "@@ -1,1 +1,1 @@\n a\n\\ No newline at end of file\n\\ No newline at end of file\n", "must follow"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse(tt.text)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Parse error = %v, want it to contain %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestParseLenient(t *testing.T) {
@@ -288,7 +285,8 @@ func TestParseLenient(t *testing.T) {
 }
 
 func TestParseLenientErrors(t *testing.T) {
-	tests := []struct{ name, text, want string }{
+	parseLenient := func(text string) error { _, err := ParseLenient(text); return err }
+	wantParseErrors(t, "ParseLenient", parseLenient, []parseError{
 		{"nothing", "just some words\n", "no hunk found"},
 		{"garbage line", "@@ @@\n a\nb c\n", "line 3 of the diff: hunk 1: \"b c\" has no ' ', '-' or '+' in front"},
 		{"garbage in second hunk", "@@ @@\n a\n-b\n@@ -9 +9 @@\n c\n?\n", "line 6 of the diff: hunk 2: \"?\""},
@@ -296,15 +294,7 @@ func TestParseLenientErrors(t *testing.T) {
 		{"two files", "--- a/f\n+++ b/f\n@@ @@\n x\n--- a/g\n+++ b/g\n@@ @@\n y\n", "only one file"},
 		{"empty hunk", "@@ -1 +1 @@\n@@ -2 +2 @@\n x\n", "hunk 1 has no lines"},
 		{"positionless insertion", "@@ @@\n+x\n", "hunk 1 only adds lines and has no line numbers"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseLenient(tt.text)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ParseLenient error = %v, want it to contain %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestApplyIsStrict(t *testing.T) {
@@ -328,10 +318,24 @@ func TestApplyIsStrict(t *testing.T) {
 	}
 }
 
+// applyCase is a diff, read leniently, applied to old: it must give want.
+type applyCase struct{ name, old, diff, want string }
+
+// wantApplied checks that apply, called name, gives each case's want.
+func wantApplied(t *testing.T, name string, apply func(d *FileDiff, old []byte) ([]byte, error), tests []applyCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := apply(mustParseLenient(t, tt.diff), []byte(tt.old))
+			if err != nil || string(got) != tt.want {
+				t.Errorf("%s = %q, %v; want %q", name, got, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestApplyNearest(t *testing.T) {
-	tests := []struct {
-		name, old, diff, want string
-	}{
+	wantApplied(t, "ApplyNearest", (*FileDiff).ApplyNearest, []applyCase{
 		{"at the header", "a\nb\nc\n", "@@ -2,1 +2,1 @@\n-b\n+B\n", "a\nB\nc\n"},
 		{"line numbers off", "0\n0\n0\na\nb\nc\n", "@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "0\n0\n0\na\nB\nc\n"},
 		{"nearest of several", "x\n1\nx\n2\nx\n3\nx\n", "@@ -5,1 +5,1 @@\n-x\n+X\n", "x\n1\nx\n2\nX\n3\nx\n"},
@@ -342,19 +346,7 @@ func TestApplyNearest(t *testing.T) {
 		{"header past the end", "a\nb\n", "@@ -90,1 +90,1 @@\n-a\n+A\n", "A\nb\n"},
 		{"deleting the last line without newline", "a\nb", "@@ -1,2 +1,1 @@\n a\n-b\n\\ No newline at end of file\n", "a\n"},
 		{"model diff with CRLF text on a CRLF file", "a\r\nb\r\n", "@@ -1 +1 @@\r\n-a\r\n+A\r\n", "A\r\nb\r\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d, err := ParseLenient(tt.diff)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := d.ApplyNearest([]byte(tt.old))
-			if err != nil || string(got) != tt.want {
-				t.Errorf("ApplyNearest = %q, %v; want %q", got, err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestApplyNearestErrors(t *testing.T) {
@@ -379,11 +371,7 @@ func TestApplyNearestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := ParseLenient(tt.diff)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = d.ApplyNearest([]byte(tt.old))
+			_, err := mustParseLenient(t, tt.diff).ApplyNearest([]byte(tt.old))
 			var ae *ApplyError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error = %v, want an *ApplyError", err)
@@ -399,9 +387,8 @@ func TestApplyNearestErrors(t *testing.T) {
 }
 
 func TestApplyNearestEOL(t *testing.T) {
-	tests := []struct {
-		name, old, diff, want string
-	}{
+	applyNearestEOL := func(d *FileDiff, old []byte) ([]byte, error) { return ApplyNearestEOL(old, d) }
+	wantApplied(t, "ApplyNearestEOL", applyNearestEOL, []applyCase{
 		{"LF diff on CRLF file", "a\r\nb\r\nc\r\n", "@@ -1,3 +1,4 @@\n a\n-b\n+B\n+B2\n c\n", "a\r\nB\r\nB2\r\nc\r\n"},
 		{"CRLF diff on LF file", "a\nb\n", "@@ -1,2 +1,2 @@\r\n a\r\n-b\r\n+B\r\n", "a\nB\n"},
 		{"unchanged lines keep their bytes in a mixed file", "a\r\nb\nc\r\n", "@@ @@\n a\n b\n-c\n+C\n", "a\r\nb\nC\r\n"},
@@ -414,27 +401,9 @@ func TestApplyNearestEOL(t *testing.T) {
 		{"marker adds the final newline", "a\nb", "@@ -2 +2 @@\n-b\n\\ No newline at end of file\n+b\n", "a\nb\n"},
 		{"hunk not at the end keeps a missing final newline", "a\nb\nc", "@@ -1 +1 @@\n-a\n+A\n", "A\nb\nc"},
 		{"empty file", "", "@@ -0,0 +1 @@\n+a\n", "a\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d, err := ParseLenient(tt.diff)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := ApplyNearestEOL([]byte(tt.old), d)
-			if err != nil || string(got) != tt.want {
-				t.Errorf("ApplyNearestEOL = %q, %v; want %q", got, err, tt.want)
-			}
-		})
-	}
-}
-
-func TestApplyNearestEOLStillNeedsEqualLines(t *testing.T) {
-	d, err := ParseLenient("@@ -1 +1 @@\n-a \n+b\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = ApplyNearestEOL([]byte("a\r\n"), d)
+	})
+	// Line endings are all it forgives: a trailing space still makes lines differ.
+	_, err := ApplyNearestEOL([]byte("a\r\n"), mustParseLenient(t, "@@ -1 +1 @@\n-a \n+b\n"))
 	if err == nil || !strings.Contains(err.Error(), `"a " occurs nowhere`) {
 		t.Errorf("error = %v, want the trailing-space line not found", err)
 	}
@@ -500,4 +469,13 @@ func mustParse(t *testing.T, text string) *FileDiff {
 		t.Fatalf("Parse gave %d files, want 1", len(files))
 	}
 	return files[0]
+}
+
+func mustParseLenient(t *testing.T, text string) *FileDiff {
+	t.Helper()
+	d, err := ParseLenient(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
