@@ -328,13 +328,13 @@ type documentAnswer struct {
 	Error    string `msgpack:"error"`
 }
 
-// askDocument runs mcpdiff.query's function fn on the document that args name. A
+// askDocument looks up (or with save, writes) the document that args name. A
 // document not open in a buffer gets its whole answer here (answer != "").
-func (e *Editor) askDocument(ctx context.Context, args map[string]any, what, fn string) (path string, ans documentAnswer, answer string, err error) {
+func (e *Editor) askDocument(ctx context.Context, args map[string]any, what string, save bool) (path string, ans documentAnswer, answer string, err error) {
 	if path, err = requiredString(args, "filePath"); err != nil {
 		return "", ans, "", err
 	}
-	if err = execLua(ctx, e.v, what, `return require("mcpdiff.query").`+fn+`(...)`, &ans, expandHome(path)); err != nil {
+	if err = execLua(ctx, e.v, what, `return require("mcpdiff.query").document(...)`, &ans, expandHome(path), save); err != nil {
 		return "", ans, "", err
 	}
 	if !ans.Open {
@@ -347,7 +347,7 @@ func (e *Editor) askDocument(ctx context.Context, args map[string]any, what, fn 
 }
 
 func (e *Editor) checkDocumentDirty(ctx context.Context, args map[string]any) (string, error) {
-	path, ans, answer, err := e.askDocument(ctx, args, "checkDocumentDirty", "document")
+	path, ans, answer, err := e.askDocument(ctx, args, "checkDocumentDirty", false)
 	if answer != "" || err != nil {
 		return answer, err
 	}
@@ -360,7 +360,7 @@ func (e *Editor) checkDocumentDirty(ctx context.Context, args map[string]any) (s
 }
 
 func (e *Editor) saveDocument(ctx context.Context, args map[string]any) (string, error) {
-	path, ans, answer, err := e.askDocument(ctx, args, "saveDocument", "save")
+	path, ans, answer, err := e.askDocument(ctx, args, "saveDocument", true)
 	if answer != "" || err != nil {
 		return answer, err
 	}

@@ -214,24 +214,15 @@ function M.open_editors()
   return tabs
 end
 
-function M.cwd()
-  return vim.fn.getcwd()
-end
-
--- document implements checkDocumentDirty's lookup.
-function M.document(path)
+-- document implements checkDocumentDirty: whether the file's buffer has unsaved
+-- changes; with save, saveDocument: :write in that buffer.
+function M.document(path, save)
   local buf = loaded_buffer(path)
   if not buf then
     return { open = false }
   end
-  return { open = true, dirty = vim.bo[buf].modified, untitled = api.nvim_buf_get_name(buf) == "" }
-end
-
--- save implements saveDocument: :write in the file's buffer.
-function M.save(path)
-  local buf = loaded_buffer(path)
-  if not buf then
-    return { open = false }
+  if not save then
+    return { open = true, dirty = vim.bo[buf].modified, untitled = api.nvim_buf_get_name(buf) == "" }
   end
   local ok, err = pcall(api.nvim_buf_call, buf, function()
     vim.cmd("write")
