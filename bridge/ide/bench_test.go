@@ -21,8 +21,7 @@ func BenchmarkOpenDiffRoundTrip(b *testing.B) {
 			b.SetBytes(int64(size.bytes))
 			b.ResetTimer()
 			for range b.N {
-				wait := c.callTool("openDiff", diffArgs(path, contents, tabA))
-				s.editor.waitOpened(b)
+				wait := c.openShown(s, path, contents, tabA)
 				s.Decide(tabA, true, contents)
 				if texts := c.texts(wait()); len(texts) != 2 || texts[0] != "FILE_SAVED" {
 					b.Fatalf("answer %q", texts)

@@ -23,8 +23,7 @@ func shownDiff(t *testing.T) (s *testServer, c *testClient, path string, wait fu
 	s = startServer(t, nil, nil)
 	c = connectReady(t, s)
 	path = writeFile(t, "a.txt", "a\n")
-	wait = c.callTool("openDiff", diffArgs(path, "b\n", tabA))
-	s.editor.waitOpened(t)
+	wait = c.openShown(s, path, "b\n", tabA)
 	return s, c, path, wait
 }
 
@@ -135,10 +134,8 @@ func TestAfterDiffsRunsWhenTheLastOpenDiffCloses(t *testing.T) {
 	s := startServer(t, func(o *Options) { o.AfterDiffs = func() { after.Add(1) } }, nil)
 	c := connectReady(t, s)
 	const tabB = "✻ [Claude Code] b.txt (e1023f) ⧉"
-	waitA := c.callTool("openDiff", diffArgs(writeFile(t, "a.txt", "a\n"), "A\n", tabA))
-	s.editor.waitOpened(t)
-	waitB := c.callTool("openDiff", diffArgs(writeFile(t, "b.txt", "b\n"), "B\n", tabB))
-	s.editor.waitOpened(t)
+	waitA := c.openShown(s, writeFile(t, "a.txt", "a\n"), "A\n", tabA)
+	waitB := c.openShown(s, writeFile(t, "b.txt", "b\n"), "B\n", tabB)
 	closeTab := func(tab string) {
 		t.Helper()
 		wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
@@ -166,8 +163,7 @@ func TestSameTabNameReplacesAPendingDiff(t *testing.T) {
 	s := startServer(t, nil, nil)
 	c := connectReady(t, s)
 	path := writeFile(t, "a.txt", "a\n")
-	first := c.callTool("openDiff", diffArgs(path, "first\n", tabA))
-	s.editor.waitOpened(t)
+	first := c.openShown(s, path, "first\n", tabA)
 	second := c.callTool("openDiff", diffArgs(path, "second\n", tabA))
 
 	wantTexts(t, c.texts(first()), "DIFF_REJECTED", tabA)
@@ -186,14 +182,11 @@ func TestCloseAllDiffTabsClosesOnlyOursAndStartsANewConversation(t *testing.T) {
 	c := connectReady(t, s)
 	other := connectReady(t, s)
 	dir := t.TempDir()
-	pending := c.callTool("openDiff", diffArgs(filepath.Join(dir, "p.txt"), "p\n", "✻ [Claude Code] p.txt (000001) ⧉"))
-	s.editor.waitOpened(t)
-	saved := c.callTool("openDiff", diffArgs(filepath.Join(dir, "s.txt"), "s\n", "✻ [Claude Code] s.txt (000002) ⧉"))
-	s.editor.waitOpened(t)
+	pending := c.openShown(s, filepath.Join(dir, "p.txt"), "p\n", "✻ [Claude Code] p.txt (000001) ⧉")
+	saved := c.openShown(s, filepath.Join(dir, "s.txt"), "s\n", "✻ [Claude Code] s.txt (000002) ⧉")
 	s.Decide("✻ [Claude Code] s.txt (000002) ⧉", true, "s\n")
 	wantTexts(t, c.texts(saved()), "FILE_SAVED", "s\n")
-	othersDiff := other.callTool("openDiff", diffArgs(filepath.Join(dir, "o.txt"), "o\n", "✻ [Claude Code] o.txt (000003) ⧉"))
-	s.editor.waitOpened(t)
+	othersDiff := other.openShown(s, filepath.Join(dir, "o.txt"), "o\n", "✻ [Claude Code] o.txt (000003) ⧉")
 	convBefore := s.Status().Clients[0].Conversation
 
 	wantTexts(t, c.texts(c.callTool("closeAllDiffTabs", map[string]any{})()), "CLOSED_2_DIFF_TABS")
@@ -224,10 +217,8 @@ func TestDisconnectRejectsPendingDiffsAndKeepsSavedOnes(t *testing.T) {
 	s := startServer(t, nil, nil)
 	c := connectReady(t, s)
 	dir := t.TempDir()
-	c.callTool("openDiff", diffArgs(filepath.Join(dir, "p.txt"), "p\n", "pending tab"))
-	s.editor.waitOpened(t)
-	saved := c.callTool("openDiff", diffArgs(filepath.Join(dir, "s.txt"), "s\n", "saved tab"))
-	s.editor.waitOpened(t)
+	c.openShown(s, filepath.Join(dir, "p.txt"), "p\n", "pending tab")
+	saved := c.openShown(s, filepath.Join(dir, "s.txt"), "s\n", "saved tab")
 	s.Decide("saved tab", true, "s\n")
 	wantTexts(t, c.texts(saved()), "FILE_SAVED", "s\n")
 
@@ -351,8 +342,7 @@ func TestOpenDiffCarriesAFiftyMegabyteFrame(t *testing.T) {
 func TestOpenDiffEndsWhenTheRequestIsCancelled(t *testing.T) {
 	s := startServer(t, nil, nil)
 	c := connectReady(t, s)
-	wait := c.callTool("openDiff", diffArgs(writeFile(t, "a.txt", "a\n"), "b\n", tabA))
-	s.editor.waitOpened(t)
+	wait := c.openShown(s, writeFile(t, "a.txt", "a\n"), "b\n", tabA)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + c.lastID() + `}}`)
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Rejected}) {
 		t.Errorf("CloseDiff %+v, want the cancelled diff rejected", got)

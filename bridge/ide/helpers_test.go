@@ -389,20 +389,11 @@ func (c *testClient) start(method string, params any) func() rpcMessage {
 
 func (c *testClient) await(ch <-chan rpcMessage, what string) rpcMessage {
 	c.t.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-c.ended:
-		select {
-		case m := <-ch: // it arrived just before the connection ended
-			return m
-		default:
-			c.t.Fatalf("%s: connection ended before the answer: %v", what, c.readErr)
-		}
-	case <-time.After(waitLimit):
-		c.t.Fatalf("%s: no answer", what)
+	m, ok := testenv.ReceiveOrClosed(c.t, ch, c.ended, what)
+	if !ok {
+		c.t.Fatalf("%s: connection ended before the answer: %v", what, c.readErr)
 	}
-	return rpcMessage{}
+	return m
 }
 
 func (c *testClient) call(method string, params any) rpcMessage {
@@ -483,6 +474,14 @@ func (c *testClient) waitEnd() error {
 		c.t.Fatal("the connection did not end")
 		return nil
 	}
+}
+
+// openShown sends openDiff and waits until s's editor is asked to show the diff.
+func (c *testClient) openShown(s *testServer, path, contents, tab string) func() rpcMessage {
+	c.t.Helper()
+	wait := c.callTool("openDiff", diffArgs(path, contents, tab))
+	s.editor.waitOpened(c.t)
+	return wait
 }
 
 // diffArgs are openDiff arguments as the CLI sends them.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"testing"
@@ -55,8 +56,8 @@ func TestLockFileIsPrivateCompactAndComplete(t *testing.T) {
 		t.Errorf("lock file has fields %v, want exactly %v", fields, want)
 	}
 	for k, v := range want {
-		if got, _ := json.Marshal(fields[k]); string(got) != mustJSON(t, v) {
-			t.Errorf("lock file %s = %s, want %s", k, got, mustJSON(t, v))
+		if !reflect.DeepEqual(fields[k], v) {
+			t.Errorf("lock file %s = %#v, want %#v", k, fields[k], v)
 		}
 	}
 	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(s.Token()) {
@@ -111,8 +112,7 @@ func TestSetWorkspaceRewritesTheLockFile(t *testing.T) {
 func TestStopRejectsPendingDiffsClosesClientsPortAndLockFile(t *testing.T) {
 	s := startServer(t, nil, nil)
 	c := connectReady(t, s)
-	wait := c.callTool("openDiff", diffArgs(writeFile(t, "a.txt", "a\n"), "b\n", tabA))
-	s.editor.waitOpened(t)
+	wait := c.openShown(s, writeFile(t, "a.txt", "a\n"), "b\n", tabA)
 
 	if err := s.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -211,8 +211,7 @@ func TestStartRefusesBadOptions(t *testing.T) {
 func TestStatusIsJSON(t *testing.T) {
 	s := startServer(t, nil, nil)
 	c := connectReady(t, s)
-	c.callTool("openDiff", diffArgs(writeFile(t, "a.txt", "a\n"), "b\n", tabA))
-	s.editor.waitOpened(t)
+	c.openShown(s, writeFile(t, "a.txt", "a\n"), "b\n", tabA)
 	data, err := json.Marshal(s.Status())
 	if err != nil {
 		t.Fatal(err)
@@ -249,13 +248,4 @@ func assertMode(t *testing.T, path string, want os.FileMode) {
 	if got := info.Mode().Perm(); got != want {
 		t.Errorf("%s has mode %o, want %o", path, got, want)
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }

@@ -15,8 +15,7 @@ import (
 // then the two close_tabs and the baseline getDiagnostics the CLI sends before writing.
 func acceptDiff(t *testing.T, s *testServer, c *testClient, path, tab, accepted string) {
 	t.Helper()
-	wait := c.callTool("openDiff", diffArgs(path, accepted, tab))
-	s.editor.waitOpened(t)
+	wait := c.openShown(s, path, accepted, tab)
 	s.Decide(tab, true, accepted)
 	wantTexts(t, c.texts(wait()), "FILE_SAVED", accepted)
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
@@ -141,8 +140,7 @@ func TestANewDiffOfTheFileEndsTheWaitForTheLastOne(t *testing.T) {
 	rec.noCalls(t, "times for a diff that was never written")
 	// The second is written just before a third diff of the file opens: recorded.
 	testenv.WriteFile(t, path, "c\n")
-	wait := c.callTool("openDiff", diffArgs(path, "d\n", tabA))
-	s.editor.waitOpened(t)
+	wait := c.openShown(s, path, "d\n", tabA)
 	if got := rec.waitCall(t); string(got.before) != "a\n" || string(got.after) != "c\n" {
 		t.Errorf("RecordAccepted(before=%q, after=%q), want a → c", got.before, got.after)
 	}

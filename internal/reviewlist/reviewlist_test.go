@@ -2,7 +2,6 @@ package reviewlist
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,18 +11,19 @@ import (
 
 func TestRowsPerConversationThenEdit(t *testing.T) {
 	root, store := testenv.CreateStore(t, t.TempDir())
+	ws := testenv.Dir{TB: t, Root: root.Path()}
 	record := func(conv, rel, before, after string) string {
 		t.Helper()
 		return testenv.RecordEdit(t, store, root, conv, rel, []byte(before), []byte(after)).EditID
 	}
-	testenv.WriteFile(t, filepath.Join(root.Path(), "a.txt"), "1\n2\n3\n4\n5\n")
+	ws.Write("a.txt", "1\n2\n3\n4\n5\n")
 	id1 := record("conv_1_a", "a.txt", "1\n2\n3\n4\n5\n", "one\n2\n3\n4\nfive\n")
-	testenv.WriteFile(t, filepath.Join(root.Path(), "sub", "b.txt"), "x\n")
+	ws.Write("sub/b.txt", "x\n")
 	id2 := record("conv_2_b", "sub/b.txt", "x\n", "x\ny\nz\n")
 	if _, err := store.Decide(context.Background(), history.Selection{Hunks: []history.HunkRef{{EditID: id1, Block: 1}}}, history.Rejected, false); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Build(store, filepath.Join(root.Path(), "sub"))
+	l, err := Build(store, ws.Path("sub"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestRowsPerConversationThenEdit(t *testing.T) {
 	}
 	// Paths are relative to the folder asked from when under it.
 	if !strings.Contains(l.Lines[3], "+2 −0 ") || !strings.HasSuffix(l.Lines[3], "  b.txt") || !strings.HasSuffix(l.Lines[1], "  "+root.Path()+"/a.txt") ||
-		l.Status[1] != "partly rejected" || l.File[3] != filepath.Join(root.Path(), "sub", "b.txt") {
+		l.Status[1] != "partly rejected" || l.File[3] != ws.Path("sub/b.txt") {
 		t.Fatalf("rows:\n%s", strings.Join(l.Lines, "\n"))
 	}
 }

@@ -105,6 +105,21 @@ func goraceValue() string {
 	return "atexit_sleep_ms=0 log_path=" + filepath.Join(raceLogs, "race")
 }
 
+// LookPath finds an executable in the PATH given (not this process's, as
+// exec.LookPath does): where a program started with that PATH finds name.
+func LookPath(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
 // Env is an environment of exactly kv plus PATH and GORACE, for processes that must
 // not see the user's settings.
 func Env(kv ...string) []string {

@@ -84,11 +84,7 @@ func QuitNeovim(tb testing.TB, v *nvimrpc.Nvim) {
 	var jobPID int
 	_ = v.ExecLua(`local b = package.loaded["mcpdiff.bridge"]; return b and b.job_pid() or 0`, &jobPID)
 	_ = v.Close()
-	deadline := time.Now().Add(WaitLimit)
-	for ProcessAlive(jobPID) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if ProcessAlive(jobPID) {
+	if !Within(WaitLimit, func() bool { return !ProcessAlive(jobPID) }) {
 		tb.Errorf("the bridge (pid %d) still runs after Neovim quit", jobPID)
 		_ = syscall.Kill(jobPID, syscall.SIGKILL)
 	}

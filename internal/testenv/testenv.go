@@ -46,25 +46,54 @@ func Eventually(tb testing.TB, what string, cond func() bool) {
 // EventuallyWithin polls cond until it holds, failing the test after limit.
 func EventuallyWithin(tb testing.TB, limit time.Duration, what string, cond func() bool) {
 	tb.Helper()
+	if !Within(limit, cond) {
+		tb.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// Within polls cond until it holds or limit has passed, and tells whether it held:
+// for a caller that says more than Eventually when it fails, or does not fail.
+func Within(limit time.Duration, cond func() bool) bool {
+	return WithinEvery(limit, 5*time.Millisecond, cond)
+}
+
+// WithinEvery is Within for a cond too costly to poll more often than every.
+func WithinEvery(limit, every time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
+			return false
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(every)
 	}
+	return true
 }
 
 // Receive waits for a value on ch and returns it, failing the test after WaitLimit.
 func Receive[T any](tb testing.TB, ch <-chan T, what string) T {
 	tb.Helper()
+	v, _ := ReceiveOrClosed(tb, ch, nil, what) // a nil channel is never closed
+	return v
+}
+
+// ReceiveOrClosed waits for a value on ch, failing the test after WaitLimit. When
+// closed is closed first, a value sent just before still counts; without one, ok is
+// false (the caller says what ended).
+func ReceiveOrClosed[T any](tb testing.TB, ch <-chan T, closed <-chan struct{}, what string) (v T, ok bool) {
+	tb.Helper()
 	select {
-	case v := <-ch:
-		return v
+	case v = <-ch:
+		return v, true
+	case <-closed:
+		select {
+		case v = <-ch:
+			return v, true
+		default:
+			return v, false
+		}
 	case <-time.After(WaitLimit):
 		tb.Fatalf("timed out waiting for %s", what)
-		var zero T
-		return zero
+		return v, false
 	}
 }
 

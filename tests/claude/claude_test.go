@@ -358,10 +358,8 @@ func stopGroup(pgid int) {
 		return
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
-	deadline := time.Now().Add(10 * time.Second)
-	for groupAlive(pgid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // waiting for the kernel to reap them, bounded
-	}
+	// Waiting for the kernel to reap them, bounded.
+	testenv.WithinEvery(10*time.Second, 20*time.Millisecond, func() bool { return !groupAlive(pgid) })
 }
 
 // groupAlive reports whether any process of process group pgid still exists.
@@ -410,16 +408,12 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // eventually polls cond until it holds; on timeout it fails and shows the screen.
 func eventually(t *testing.T, what string, cond func() bool, screen func() string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			shown := ""
-			if screen != nil {
-				shown = "\nClaude Code's screen:\n" + screen()
-			}
-			t.Fatalf("timed out waiting for %s%s", what, shown)
+	if !testenv.WithinEvery(waitLimit, 50*time.Millisecond, cond) {
+		shown := ""
+		if screen != nil {
+			shown = "\nClaude Code's screen:\n" + screen()
 		}
-		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
+		t.Fatalf("timed out waiting for %s%s", what, shown)
 	}
 }
 

@@ -3,9 +3,7 @@ package clients
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -62,7 +60,7 @@ func checkCursor(t *testing.T, c config) {
 		if entry.Command == "" || entry.URL != "" {
 			t.Fatalf("README's stdio entry for Cursor needs command and no url: %+v", entry)
 		}
-		command, err := lookPath(entry.Command, env["PATH"])
+		command, err := testenv.LookPath(entry.Command, env["PATH"])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,18 +150,4 @@ func startHTTPServer(t *testing.T, p *project, token string) string {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return testenv.FirstMatch(t, stderr, regexp.MustCompile(`serving MCP on http://(127\.0\.0\.1:\d+)/mcp`))
-}
-
-// lookPath finds an executable in the given PATH, as Cursor finds `command`.
-func lookPath(name, path string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		p := filepath.Join(dir, name)
-		if info, err := os.Stat(p); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }

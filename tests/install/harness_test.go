@@ -377,21 +377,10 @@ func withoutGo(t *testing.T) string {
 		dirs = append(dirs, shadow)
 	}
 	path := strings.Join(dirs, string(filepath.ListSeparator))
-	if p, err := lookPath("go", path); err == nil {
+	if p, err := testenv.LookPath("go", path); err == nil {
 		t.Fatalf("go is still on the PATH made without it: %s", p)
 	}
 	return path
-}
-
-// lookPath finds an executable in the given PATH.
-func lookPath(name, path string) (string, error) {
-	for _, dir := range filepath.SplitList(path) {
-		p := filepath.Join(dir, name)
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found in %s", name, path)
 }
 
 // tail is the end of a long output, without terminal colours, for failure messages.

@@ -27,8 +27,7 @@ func portClosed(port int) bool {
 }
 
 func TestLockFile(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		if info.Lock != filepath.Join(s.config, "ide", strconv.Itoa(info.Port)+".lock") {
 			t.Fatalf("lock file %s, want it in $CLAUDE_CONFIG_DIR/ide named after port %d", info.Lock, info.Port)
@@ -125,8 +124,7 @@ func TestRestartAfterBridgeKilled(t *testing.T) {
 }
 
 func TestNeovimKilledEndsBridge(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		if err := syscall.Kill(s.pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -243,8 +241,7 @@ func TestSetupValidation(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		s.cmd("checkhealth mcpdiff")
 		var lines []string
 		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
@@ -259,9 +256,7 @@ func TestHealth(t *testing.T) {
 			t.Fatalf(":checkhealth mcpdiff reports an error:\n%s", text)
 		}
 		// Once installed for claude started anywhere in the workspace, it says so.
-		install := exec.Command(binPath, "hooks", "install")
-		install.Dir, install.Env = s.ws, testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config)
-		if out, err := install.CombinedOutput(); err != nil {
+		if out, err := s.command("hooks", "install").CombinedOutput(); err != nil {
 			t.Fatalf("hooks install: %v %s", err, out)
 		}
 		s.cmd("tabnew")

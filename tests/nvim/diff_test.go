@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -44,16 +43,9 @@ return {
 func (s *session) expectNoLeaks(before snapshot) {
 	s.t.Helper()
 	// Teardown after a reject is scheduled on Neovim's loop: wait for it.
-	deadline := time.Now().Add(waitLimit)
-	for {
-		after := s.snapshot()
-		if after == before {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the diff view leaked: before %+v, after %+v", before, after)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var after snapshot
+	if !testenv.Within(waitLimit, func() bool { after = s.snapshot(); return after == before }) {
+		s.t.Fatalf("the diff view leaked: before %+v, after %+v", before, after)
 	}
 }
 
@@ -87,6 +79,16 @@ func eachConnected(t *testing.T, opts options, fn func(t *testing.T, s *session,
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := connected(t, nv, opts)
 		fn(t, s, c)
+	})
+}
+
+// subtest runs fn as a subtest of t on a session and client shared by the subtests,
+// their failures going to it.
+func subtest(t *testing.T, s *session, c *ideClient, name string, fn func(t *testing.T)) {
+	t.Run(name, func(t *testing.T) {
+		s.t = t
+		c.SetTB(t)
+		fn(t)
 	})
 }
 
@@ -143,9 +145,7 @@ func TestAccept(t *testing.T) {
 	}
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		for i, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				s.t = t
-				c.SetTB(t)
+			subtest(t, s, c, tt.name, func(t *testing.T) {
 				path := s.writeFile("hello.txt", original)
 				before := s.snapshot()
 				tab := tabName("hello.txt", i)
@@ -191,9 +191,7 @@ func TestReject(t *testing.T) {
 	}
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		for i, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				s.t = t
-				c.SetTB(t)
+			subtest(t, s, c, tt.name, func(t *testing.T) {
 				path := s.writeFile("hello.txt", original)
 				if tt.name == "tabclose" {
 					s.lua(`require("mcpdiff.config").values.diff.open_in_new_tab = true`, nil)
@@ -274,27 +272,39 @@ return { name = "" }`, &left)
 	})
 }
 
+// twoFiles is a.txt and b.txt, with a diff of a.txt shown: where the tests of two
+// diffs at once start.
+type twoFiles struct {
+	a, b, tabA, tabB string
+	answerA          <-chan rpcMessage // a.txt's diff, proposing "a2\n"
+	before           snapshot          // the editor before either diff
+}
+
+func (s *session) twoFiles(c *ideClient) twoFiles {
+	s.t.Helper()
+	f := twoFiles{a: s.writeFile("a.txt", "a\n"), b: s.writeFile("b.txt", "b\n"), tabA: tabName("a.txt", 1), tabB: tabName("b.txt", 2)}
+	f.before = s.snapshot()
+	f.answerA = c.OpenDiff(f.a, "a2\n", f.tabA)
+	s.waitViews(1)
+	return f
+}
+
 func TestSeveralDiffsAtOnce(t *testing.T) {
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
-		a := s.writeFile("a.txt", "a\n")
-		b := s.writeFile("b.txt", "b\n")
-		before := s.snapshot()
-		tabA, tabB := tabName("a.txt", 1), tabName("b.txt", 2)
-		answerA := c.OpenDiff(a, "a2\n", tabA)
-		s.waitViews(1)
-		answerB := c.OpenDiff(b, "b2\n", tabB)
+		f := s.twoFiles(c)
+		answerB := c.OpenDiff(f.b, "b2\n", f.tabB)
 		views := s.waitViews(2)
-		if views[0].Path != a || views[1].Path != b {
+		if views[0].Path != f.a || views[1].Path != f.b {
 			t.Fatalf("views = %+v", views)
 		}
 		// B is current (its own tab, since A's tab shows a diff); reject it, accept A.
 		s.cmd("q")
-		expectTexts(t, "openDiff b", c.Texts(answerB, "openDiff b"), "DIFF_REJECTED", tabB)
-		s.lua(`require("mcpdiff.diff").answer("accept", ...)`, nil, tabA)
-		expectTexts(t, "openDiff a", c.Texts(answerA, "openDiff a"), "FILE_SAVED", "a2\n")
+		expectTexts(t, "openDiff b", c.Texts(answerB, "openDiff b"), "DIFF_REJECTED", f.tabB)
+		s.lua(`require("mcpdiff.diff").answer("accept", ...)`, nil, f.tabA)
+		expectTexts(t, "openDiff a", c.Texts(f.answerA, "openDiff a"), "FILE_SAVED", "a2\n")
 		// B's view is gone, but the server knows it until the CLI closes it.
 		expectTexts(t, "closeAllDiffTabs", c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs"), "CLOSED_2_DIFF_TABS")
-		s.expectNoLeaks(before)
+		s.expectNoLeaks(f.before)
 	})
 }
 
@@ -416,26 +426,21 @@ func TestDirtyBufferRefusesDiff(t *testing.T) {
 
 func TestClientDisconnect(t *testing.T) {
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
-		a := s.writeFile("a.txt", "a\n")
-		b := s.writeFile("b.txt", "b\n")
-		before := s.snapshot()
-		tabA, tabB := tabName("a.txt", 1), tabName("b.txt", 2)
-		answerA := c.OpenDiff(a, "a2\n", tabA)
-		s.waitViews(1)
+		f := s.twoFiles(c)
 		s.cmd("w") // accept A
-		expectTexts(t, "openDiff a", c.Texts(answerA, "openDiff a"), "FILE_SAVED", "a2\n")
-		c.OpenDiff(b, "b2\n", tabB)
+		expectTexts(t, "openDiff a", c.Texts(f.answerA, "openDiff a"), "FILE_SAVED", "a2\n")
+		c.OpenDiff(f.b, "b2\n", f.tabB)
 		s.waitViews(2)
 		c.Close()
 		// The pending diff goes; the accepted one stays until its file is written.
 		eventually(t, "the pending diff to close", func() bool {
 			v := s.views()
-			return len(v) == 1 && v[0].Tab == tabA
+			return len(v) == 1 && v[0].Tab == f.tabA
 		})
-		if err := os.WriteFile(a, []byte("a2\n"), 0o644); err != nil {
+		if err := os.WriteFile(f.a, []byte("a2\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s.expectNoLeaks(before)
+		s.expectNoLeaks(f.before)
 	})
 }
 

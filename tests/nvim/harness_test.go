@@ -38,6 +38,14 @@ func eachNvim(t *testing.T, fn func(t *testing.T, nvimBin string)) {
 	testenv.EachNeovim(t, fn)
 }
 
+// eachStarted runs fn on a session of each Neovim, started with opts.
+func eachStarted(t *testing.T, opts options, fn func(t *testing.T, s *session)) {
+	t.Helper()
+	eachNvim(t, func(t *testing.T, nv string) {
+		fn(t, startNvim(t, nv, opts))
+	})
+}
+
 // eventually polls cond until it holds, failing the test after waitLimit.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()

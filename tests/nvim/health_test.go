@@ -2,14 +2,12 @@ package nvimtest
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff"
-	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // checkhealth runs :checkhealth mcpdiff in a new tab and returns its lines.
@@ -75,8 +73,7 @@ func TestHealthSections(t *testing.T) {
 	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, options{"terminal": map[string]any{"cmd": claude}})
+	eachStarted(t, options{"terminal": map[string]any{"cmd": claude}}, func(t *testing.T, s *session) {
 		lines := s.checkhealth()
 		wantHealth(t, lines, "OK", []string{"Neovim 0."})
 		wantHealth(t, lines, "OK", []string{binPath, "mcpdiff " + mcpdiff.Version})
@@ -126,9 +123,7 @@ func TestHealthSections(t *testing.T) {
 		if err := os.WriteFile(settings, []byte(`{"permissions": {"defaultMode": "acceptEdits"}}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		install := exec.Command(binPath, "hooks", "install")
-		install.Dir, install.Env = s.ws, testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config)
-		if out, err := install.CombinedOutput(); err != nil {
+		if out, err := s.command("hooks", "install").CombinedOutput(); err != nil {
 			t.Fatalf("hooks install: %v %s", err, out)
 		}
 		lines = s.checkhealth()
@@ -153,8 +148,7 @@ func TestHealthSections(t *testing.T) {
 
 // Without Claude Code on PATH, the check says how to install it.
 func TestHealthWithoutClaude(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, options{"terminal": map[string]any{"cmd": "no-such-claude"}})
+	eachStarted(t, options{"terminal": map[string]any{"cmd": "no-such-claude"}}, func(t *testing.T, s *session) {
 		wantHealth(t, s.checkhealth(), "WARNING", []string{"no-such-claude is not on PATH"}, "npm install -g @anthropic-ai/claude-code")
 	})
 }

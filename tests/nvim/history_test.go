@@ -3,7 +3,6 @@ package nvimtest
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -54,9 +53,7 @@ type historyEntry struct {
 
 func (s *session) historyEntries() []historyEntry {
 	s.t.Helper()
-	cmd := exec.Command(binPath, "status", "--json")
-	cmd.Dir = s.ws
-	out, err := cmd.Output()
+	out, err := s.command("status", "--json").Output()
 	if err != nil {
 		s.t.Fatalf("mcpdiff status --json: %v", err)
 	}
@@ -85,8 +82,7 @@ func (s *session) waitMessage(contains string) {
 }
 
 func TestHistoryRejectAndAcceptCommands(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, options{"auto_start": false})
+	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		path := s.writeFile("hello.txt", "a\n")
 		id := s.recordEdit("conv_1_aa", path, "a\n", "b\n")
 		s.cmd("edit " + path)
@@ -146,8 +142,7 @@ require("mcpdiff.history").confirm = function(question) _G.asked = question; ret
 }
 
 func TestStatusReview(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info, _ := s.bridge()
 		path := s.writeFile("dir/hello.txt", "a\n")
 		id := s.recordEdit("conv_1_cc", path, "a\n", "b\n")
@@ -208,9 +203,7 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 		s.acceptWithWrite(c, path, "hello edited\n", tab)
 		var entries []historyEntry
 		eventually(t, "the accepted diff in the history", func() bool {
-			cmd := exec.Command(binPath, "status", "--json")
-			cmd.Dir = s.ws
-			out, err := cmd.Output()
+			out, err := s.command("status", "--json").Output()
 			return err == nil && json.Unmarshal(out, &entries) == nil && len(entries) == 1
 		})
 		if e := entries[0]; e.FilePath != path || e.Source != "ide" || e.Status != "pending" {
@@ -222,8 +215,7 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 // A file that differs from its history is reported by the review list and by
 // :checkhealth, with the way out.
 func TestFileThatDiffersFromItsHistoryIsReported(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, options{"auto_start": false})
+	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		path := s.writeFile("dir/hello.txt", "a\n")
 		s.recordEdit("conv_1_dd", path, "a\n", "b\n")
 		if err := os.WriteFile(path, []byte("b\nby hand\n"), 0o644); err != nil {

@@ -24,13 +24,22 @@ type hookResult struct {
 	took           time.Duration
 }
 
+// command runs the binary under test in the workspace, with the session's HOME and
+// CLAUDE_CONFIG_DIR (where the lock files are), as Claude Code in another terminal
+// would.
+func (s *session) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(binPath, args...)
+	cmd.Dir = s.ws
+	cmd.Env = testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config)
+	return cmd
+}
+
 // runHook runs the binary under test as Claude Code runs its hook, with the
 // session's HOME and CLAUDE_CONFIG_DIR (where the lock files are) and env.
 func (s *session) runHook(event string, env ...string) hookResult {
 	s.t.Helper()
-	cmd := exec.Command(binPath, "hook")
-	cmd.Dir = s.ws
-	cmd.Env = append(testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config), env...)
+	cmd := s.command("hook")
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = strings.NewReader(event)
 	start := time.Now()
 	var r hookResult
@@ -84,8 +93,7 @@ func (s *session) serverName() string {
 }
 
 func TestLockFileNamesNeovimServer(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		data, err := os.ReadFile(info.Lock)
 		if err != nil {
@@ -103,8 +111,7 @@ func TestLockFileNamesNeovimServer(t *testing.T) {
 // TestGuardFindsNeovimThroughLockFile: Claude Code runs in another terminal, in the
 // workspace; the Neovim running mcpdiff there holds unsaved changes of a.txt.
 func TestGuardFindsNeovimThroughLockFile(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a := s.writeFile("a.txt", "a\n")
 		b := s.writeFile("b.txt", "b\n")
 		s.editUnsaved(a)
@@ -163,8 +170,7 @@ func TestGuardBusyNeovim(t *testing.T) {
 	start := time.Now()
 	exec.Command(binPath, "version").Run()
 	startup := time.Since(start) // a -race build takes a second to start
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a := s.writeFile("a.txt", "a\n")
 		if err := syscall.Kill(s.pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -76,19 +75,14 @@ func (s *session) wantMarks(buf int, want ...string) {
 		want = []string{}
 	}
 	var got []string
-	deadline := time.Now().Add(waitLimit)
-	for {
+	if !testenv.Within(waitLimit, func() bool {
 		got = s.hunkMarks(buf)
 		if got == nil {
 			got = []string{}
 		}
-		if reflect.DeepEqual(got, want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("hunk marks %q, want %q", got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return reflect.DeepEqual(got, want)
+	}) {
+		s.t.Fatalf("hunk marks %q, want %q", got, want)
 	}
 }
 
@@ -205,9 +199,7 @@ func TestHunkDecisions(t *testing.T) {
 			t.Run(layout, func(t *testing.T) {
 				s, c := connected(t, nv, options{"diff": map[string]any{"layout": layout}})
 				for i, tt := range tests {
-					t.Run(tt.name, func(t *testing.T) {
-						s.t = t
-						c.SetTB(t)
+					subtest(t, s, c, tt.name, func(t *testing.T) {
 						// A file of its own: the previous diff still waits for its file to be
 						// written (as Claude Code would), and reloads its buffer when it is.
 						name := "hunks" + itoa(i) + ".txt"
@@ -467,9 +459,7 @@ func TestInlineAnswers(t *testing.T) {
 				if split {
 					name += " beside another window"
 				}
-				t.Run(name, func(t *testing.T) {
-					s.t = t
-					c.SetTB(t)
+				subtest(t, s, c, name, func(t *testing.T) {
 					path := s.writeFile("hello.txt", "hello\nworld\n")
 					other := s.writeFile("other.txt", "other\n")
 					s.cmd("only")

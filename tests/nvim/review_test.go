@@ -3,8 +3,6 @@ package nvimtest
 import (
 	"fmt"
 	"os"
-
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,16 +89,8 @@ func (s *session) openEdited(name, before, after, conv, hunks, signs string) (st
 
 func (s *session) cli(args ...string) (string, int) {
 	s.t.Helper()
-	cmd := exec.Command(binPath, args...)
-	cmd.Dir = s.ws
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		s.t.Fatal(err)
-	}
-	return string(out), code
+	out, errOut, code := testenv.Run(s.t, s.command(args...))
+	return out + errOut, code
 }
 
 func numberedLines(n int) string {
@@ -122,8 +112,7 @@ func replaceLines(content string, with map[int]string) string {
 // An edit recorded by anyone while the file is open reloads its buffer and shows
 // its hunks in the sign column; a decision takes them away.
 func TestPendingEditsShowInTheBuffer(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(10)
 		path := s.writeFile("a.txt", before)
 		s.cmd("edit " + path)
@@ -164,8 +153,7 @@ func TestPendingEditsShowInTheBuffer(t *testing.T) {
 
 // Unsaved changes above a hunk move it in hunks() (the file on disk is unchanged).
 func TestHunksFollowUnsavedChanges(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(6)
 		path, _ := s.openEdited("a.txt", before, replaceLines(before, map[int]string{4: "four"}), "conv_1_ac", "change 4-4", "4:McpDiffChange")
 		s.lua(`vim.api.nvim_buf_set_lines(0, 0, 0, false, { "typed", "here" })`, nil)
@@ -178,8 +166,7 @@ func TestHunksFollowUnsavedChanges(t *testing.T) {
 // :[range]McpDiffReject takes out the pending changes of those lines only, part of
 // an edit; status says "partly rejected"; accepting the edit puts it back.
 func TestRejectAndAcceptByLines(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(10)
 		after := replaceLines(before, map[int]string{2: "two", 8: "eight"})
 		path, id := s.openEdited("a.txt", before, after, "conv_1_ba", "change 2-2, change 8-8", "2:McpDiffChange 8:McpDiffChange")
@@ -215,8 +202,7 @@ func TestRejectAndAcceptByLines(t *testing.T) {
 
 // A reject of a file with unsaved changes here is refused and changes nothing.
 func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(5)
 		after := replaceLines(before, map[int]string{3: "three"})
 		path, id := s.openEdited("a.txt", before, after, "conv_1_bb", "change 3-3", "3:McpDiffChange")
@@ -336,8 +322,7 @@ return {}`, &lines)
 
 // :McpDiffQuickfix lists one entry per pending hunk, across files.
 func TestQuickfixListsEveryPendingHunk(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a0, b0 := numberedLines(10), numberedLines(4)
 		a := s.writeFile("a.txt", a0)
 		b := s.writeFile("sub/b.txt", b0)
@@ -409,8 +394,7 @@ func (s *session) cursorTo(line int) {
 // The list follows the store by itself, whoever changes it, and its keys decide
 // edits and whole conversations, show diffs inline and open files at the edit.
 func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a0 := numberedLines(12)
 		path := s.writeFile("a.txt", a0)
 		a1 := replaceLines(a0, map[int]string{9: "nine", 10: "ten"})
@@ -501,8 +485,7 @@ func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
 // A reject started in Neovim finishes when Neovim quits meanwhile: the file and the
 // history agree.
 func TestNeovimClosedWhileARejectRuns(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(3000)
 		path := s.writeFile("a.txt", before)
 		after := replaceLines(before, map[int]string{100: "changed"})
@@ -523,8 +506,7 @@ func TestNeovimClosedWhileARejectRuns(t *testing.T) {
 // A range reject of a file changed or deleted outside the history shows the
 // difference and asks before discarding it.
 func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(6)
 		after := replaceLines(before, map[int]string{2: "two", 5: "five"})
 		path, id := s.openEdited("a.txt", before, after, "conv_1_cd", "change 2-2, change 5-5", "2:McpDiffChange 5:McpDiffChange")
@@ -564,8 +546,7 @@ require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`,
 
 // A store of 10,000 entries lists in full, and follows a change like a small one.
 func TestReviewListOfTenThousandEntries(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		convs, err := testenv.WriteStore(s.ws, 100, 100)
 		if err != nil {
 			t.Fatal(err)

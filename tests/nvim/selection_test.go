@@ -131,8 +131,7 @@ func TestAtMentioned(t *testing.T) {
 }
 
 func TestAtMentionedQueuedUntilConnected(t *testing.T) {
-	eachNvim(t, func(t *testing.T, nv string) {
-		s := startNvim(t, nv, nil)
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		outside := t.TempDir() + "/notes.txt"
 		if err := writeString(outside, "x\ny\n"); err != nil {

@@ -164,39 +164,31 @@ func applySGR(st Style, params []string) Style {
 		}
 		return n
 	}
+	// The parameters that switch one attribute on or off (21, a double underline, is
+	// drawn single; 22 ends both bold and dim).
+	switches := []struct {
+		attr    *bool
+		on, off int
+	}{
+		{&st.Bold, 1, 22}, {&st.Dim, 2, 22}, {&st.Italic, 3, 23}, {&st.Underline, 21, 24},
+		{&st.Reverse, 7, 27}, {&st.Hidden, 8, 28}, {&st.Strike, 9, 29},
+	}
 	for k := 0; k < len(params); k++ {
 		parts := strings.Split(params[k], ":")
-		switch p := num(parts[0]); {
+		p := num(parts[0])
+		for _, sw := range switches {
+			switch p {
+			case sw.on:
+				*sw.attr = true
+			case sw.off:
+				*sw.attr = false
+			}
+		}
+		switch {
 		case p == 0 || parts[0] == "":
 			st = Style{}
-		case p == 1:
-			st.Bold = true
-		case p == 2:
-			st.Dim = true
-		case p == 3:
-			st.Italic = true
 		case p == 4:
 			st.Underline = len(parts) < 2 || parts[1] != "0"
-		case p == 7:
-			st.Reverse = true
-		case p == 8:
-			st.Hidden = true
-		case p == 9:
-			st.Strike = true
-		case p == 21:
-			st.Underline = true
-		case p == 22:
-			st.Bold, st.Dim = false, false
-		case p == 23:
-			st.Italic = false
-		case p == 24:
-			st.Underline = false
-		case p == 27:
-			st.Reverse = false
-		case p == 28:
-			st.Hidden = false
-		case p == 29:
-			st.Strike = false
 		case p >= 30 && p <= 37:
 			st.FG = palette(p - 30)
 		case p >= 40 && p <= 47:

@@ -389,10 +389,8 @@ func (tm *term) close() {
 		_ = tm.nv.Call("getpid", &pid)
 		_ = tm.nv.Command("qa!")
 		tm.nv.Close()
-		deadline := time.Now().Add(waitLimit)
-		for pid > 0 && syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond) // waiting for Neovim to exit, bounded
-		}
+		// Waiting for Neovim to exit, bounded.
+		testenv.WithinEvery(waitLimit, 20*time.Millisecond, func() bool { return pid <= 0 || syscall.Kill(pid, 0) != nil })
 	}
 	cmd := exec.Command("tmux", "-S", tm.tmux, "kill-server")
 	cmd.Env = tm.w.env()
@@ -558,12 +556,8 @@ func (s *ideSession) call(method string, params any) json.RawMessage {
 // eventually polls cond until it holds, failing after waitLimit with what show says.
 func eventually(t *testing.T, what string, cond func() bool, show func() string) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s\n%s", what, show())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testenv.WithinEvery(waitLimit, 50*time.Millisecond, cond) {
+		t.Fatalf("timed out waiting for %s\n%s", what, show())
 	}
 }
 

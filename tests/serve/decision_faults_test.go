@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -130,22 +131,28 @@ func faultCases(t *testing.T, base string, n int) []*faultCase {
 		}
 		cases = append(cases, c)
 	}
+	// threeEdits writes a.txt with perm and records three edits of it in one
+	// conversation, each changing lines of its own on top of the last; it returns the
+	// middle one.
+	threeEdits := func(r *recorder, perm os.FileMode, edits ...map[int]string) string {
+		os.WriteFile(filepath.Join(r.dir, "a.txt"), []byte(numberedLines(n, nil)), perm)
+		c := history.NewConversationID()
+		lines := map[int]string{}
+		var ids []string
+		for _, e := range edits {
+			maps.Copy(lines, e)
+			ids = append(ids, r.edit(c, "a.txt", numberedLines(n, lines)))
+		}
+		return ids[1]
+	}
 	// Reject the middle one of three edits of a file, keeping the others.
 	add("reject", func(r *recorder) ([]string, []string) {
-		os.WriteFile(filepath.Join(r.dir, "a.txt"), []byte(numberedLines(n, nil)), 0o640)
-		c := history.NewConversationID()
-		r.edit(c, "a.txt", numberedLines(n, map[int]string{3: "three\n"}))
-		mid := r.edit(c, "a.txt", numberedLines(n, map[int]string{3: "three\n", 15: "fifteen\n"}))
-		r.edit(c, "a.txt", numberedLines(n, map[int]string{3: "three\n", 15: "fifteen\n", 27: "x\ny\n"}))
+		mid := threeEdits(r, 0o640, map[int]string{3: "three\n"}, map[int]string{15: "fifteen\n"}, map[int]string{27: "x\ny\n"})
 		return []string{"reject", mid}, []string{"accept", mid}
 	})
 	// Accept a rejected edit: it is put back.
 	add("accept", func(r *recorder) ([]string, []string) {
-		os.WriteFile(filepath.Join(r.dir, "a.txt"), []byte(numberedLines(n, nil)), 0o644)
-		c := history.NewConversationID()
-		r.edit(c, "a.txt", numberedLines(n, map[int]string{3: "three\n"}))
-		mid := r.edit(c, "a.txt", numberedLines(n, map[int]string{3: "three\n", 15: ""}))
-		r.edit(c, "a.txt", numberedLines(n, map[int]string{3: "three\n", 15: "", 27: "x\n"}))
+		mid := threeEdits(r, 0o644, map[int]string{3: "three\n"}, map[int]string{15: ""}, map[int]string{27: "x\n"})
 		if out, code := cli(t, r.dir, "reject", mid); code != 0 {
 			t.Fatal(out)
 		}

@@ -185,23 +185,14 @@ func (c *Client) handshake() {
 // Await waits for a response.
 func (c *Client) Await(ch <-chan Message, what string) Message {
 	c.tb.Helper()
-	select {
-	case m := <-ch:
-		return m
-	case <-c.done:
-		select {
-		case m := <-ch: // it may have arrived just before the close
-			return m
-		default:
-		}
+	m, ok := testenv.ReceiveOrClosed(c.tb, ch, c.done, what)
+	if !ok {
 		c.mu.Lock()
 		err := c.closeErr
 		c.mu.Unlock()
 		c.tb.Fatalf("connection closed while waiting for %s: %v", what, err)
-	case <-time.After(testenv.WaitLimit):
-		c.tb.Fatalf("timed out waiting for %s", what)
 	}
-	return Message{}
+	return m
 }
 
 // CallTool sends tools/call; the answer arrives on the returned channel.
