@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -724,28 +723,18 @@ func interrupted(snap *snapshot, h *head, exists bool, hash, path string) []*Ent
 // through the journal: the file is disk, the history says recorded.
 func (s *Store) markNeverWritten(cut []*Entry, recorded, disk fileState) error {
 	ids := make([]string, len(cut))
-	byConv := map[string]map[string]verdict{}
+	next := make(map[string]verdict, len(cut))
 	for i, e := range cut {
 		ids[i] = e.EditID
-		if byConv[e.ConversationID] == nil {
-			byConv[e.ConversationID] = map[string]verdict{}
-		}
-		byConv[e.ConversationID][e.EditID] = verdict{status: Rejected}
+		next[e.EditID] = verdict{status: Rejected}
 	}
 	what := "marking of edit " + short(ids[0]) + " rejected (it was logged, but its file never written)"
 	if len(ids) > 1 {
 		what = fmt.Sprintf("marking of %d edits batched together rejected (they were logged, but their file never written)", len(ids))
 	}
 	j := s.newJournal(what)
-	convs := make([]string, 0, len(byConv))
-	for conv := range byConv {
-		convs = append(convs, conv)
-	}
-	sort.Strings(convs)
-	for _, conv := range convs {
-		if err := s.stageStatuses(j, conv, byConv[conv]); err != nil {
-			return err
-		}
+	if err := s.stageVerdicts(j, cut, next); err != nil {
+		return err
 	}
 	if err := s.stageMarker(j, &fileChange{R: recorded, S: disk, mode: 0o644, changed: ids}); err != nil {
 		return err
