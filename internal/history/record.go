@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Change is one file change to record.
@@ -551,8 +551,7 @@ func (t *transaction) linkCheckpoint(ch Change, name string) bool {
 	}
 	t.newFiles = append(t.newFiles, name) // removed again if the transaction rolls back
 	info, err := t.store.files.root.Lstat(name)
-	was := ch.BeforeInfo
-	if err != nil || !os.SameFile(info, was) || info.Size() != was.Size() || !info.ModTime().Equal(was.ModTime()) {
+	if err != nil || !workspace.Unchanged(ch.BeforeInfo, info) {
 		t.newFiles = t.newFiles[:len(t.newFiles)-1]
 		_ = t.store.files.root.Remove(name)
 		return false
