@@ -19,12 +19,21 @@ func (w *ws) cleanup() (dropped []string) {
 	return dropped
 }
 
+// dropAndKeep records a conversation d whose one edit (creating a.txt) is given the
+// status to, so that a cleanup drops it, and a conversation k with a pending edit
+// (creating b.txt), which a cleanup keeps.
+func (w *ws) dropAndKeep(to Status) (d, k string) {
+	w.t.Helper()
+	d, k = NewConversationID(), NewConversationID()
+	w.mustDecide(to, w.create(d, "a.txt", "a\n").EditID)
+	w.create(k, "b.txt", "b\n")
+	return d, k
+}
+
 // A planted or corrupted log line must not make cleanup remove other
 // conversations' files: its conversation id names folders.
 func TestCleanupIgnoresLinesOfAnotherConversation(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", "a\n")
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", "a\n")
 	e := w.edit(c, "a.txt", "b\n")
 	for _, bad := range []string{"", "..", "other"} {
 		line, _ := json.Marshal(Entry{EditID: "x-" + bad, ConversationID: bad, FilePath: w.abs("z.txt"), Operation: Create,
@@ -79,15 +88,11 @@ func TestCleanupKeepsWhoOwnsAPath(t *testing.T) {
 	w.expect("p.txt", "d\n")
 }
 
-// A cleanup killed after it wrote down what it drops is finished by the next
-// writer, and until then nothing it drops is listed.
-// A cleanup an mcpdiff from before the journal was killed in is finished.
+// A cleanup an mcpdiff from before the journal was killed in, after it wrote down
+// what it drops, is finished by the next writer.
 func TestInterruptedLegacyCleanupIsFinished(t *testing.T) {
 	w := newWS(t)
-	d, k := NewConversationID(), NewConversationID()
-	e := w.create(d, "a.txt", "a\n")
-	w.mustDecide(Accepted, e.EditID)
-	w.create(k, "b.txt", "b\n")
+	d, k := w.dropAndKeep(Accepted)
 	p, _ := json.Marshal(map[string]any{"conversations": []string{d}})
 	if err := os.WriteFile(filepath.Join(w.store.dir, legacyCleanup), p, 0o600); err != nil {
 		t.Fatal(err)
@@ -107,8 +112,7 @@ func TestInterruptedLegacyCleanupIsFinished(t *testing.T) {
 // an older delete of the same path.
 func TestReturningFileGetsTheModeItLastHad(t *testing.T) {
 	w := newWS(t)
-	w.writeRaw("run.sh", "#!/bin/sh\n")
-	os.Chmod(w.abs("run.sh"), 0o755)
+	w.writeMode("run.sh", "#!/bin/sh\n", 0o755)
 	c := NewConversationID()
 	w.remove(c, "run.sh")
 	cr := w.create(c, "run.sh", "plain\n")
@@ -116,9 +120,7 @@ func TestReturningFileGetsTheModeItLastHad(t *testing.T) {
 	w.mustDecide(Rejected, cr.EditID)
 	w.expectMissing("run.sh")
 	w.mustDecide(Accepted, cr.EditID)
-	if info, err := os.Stat(w.abs("run.sh")); err != nil || info.Mode().Perm() != 0o640 {
-		t.Fatalf("run.sh came back with %v (%v), want 0640", info.Mode().Perm(), err)
-	}
+	w.expectMode("run.sh", 0o640)
 }
 
 // A store reached through a symlink inside the workspace is refused too: the tools

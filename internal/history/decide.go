@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -561,26 +560,7 @@ func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]verdic
 			}
 		}
 	}
-	byConv := map[string]map[string]verdict{}
-	for _, e := range snap.entries {
-		if st, ok := next[e.EditID]; ok {
-			if byConv[e.ConversationID] == nil {
-				byConv[e.ConversationID] = map[string]verdict{}
-			}
-			byConv[e.ConversationID][e.EditID] = st
-		}
-	}
-	convs := make([]string, 0, len(byConv))
-	for c := range byConv {
-		convs = append(convs, c)
-	}
-	sort.Strings(convs)
-	for _, c := range convs {
-		if err := s.stageStatuses(j, c, byConv[c]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.stageVerdicts(j, snap.entries, next)
 }
 
 // stageMarker records in j that the file went from R to S: a line in rebuilds.log

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -182,6 +184,27 @@ func (s *Store) load() (*snapshot, error) {
 	snap.warnings = append(snap.warnings, warn...)
 	sort.SliceStable(snap.entries, func(i, j int) bool { return snap.entries[i].Seq < snap.entries[j].Seq })
 	return snap, nil
+}
+
+// stageVerdicts puts into j the new verdicts, by edit id, of those of entries that
+// have one: one log rewrite per conversation, in the order of their ids, so that a
+// decision's journal is the same each time. Called with the lock held.
+func (s *Store) stageVerdicts(j *journal, entries []*Entry, next map[string]verdict) error {
+	byConv := map[string]map[string]verdict{}
+	for _, e := range entries {
+		if v, ok := next[e.EditID]; ok {
+			if byConv[e.ConversationID] == nil {
+				byConv[e.ConversationID] = map[string]verdict{}
+			}
+			byConv[e.ConversationID][e.EditID] = v
+		}
+	}
+	for _, conv := range slices.Sorted(maps.Keys(byConv)) {
+		if err := s.stageStatuses(j, conv, byConv[conv]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stageStatuses puts into j the log of conv with new statuses (of whole edits or of

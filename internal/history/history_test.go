@@ -36,6 +36,15 @@ func newWS(t *testing.T) *ws {
 	return &ws{t: t, dir: root.Path(), root: root, store: st}
 }
 
+// oneFile is a workspace whose file rel holds content, and a new conversation to
+// edit it in: how most tests start.
+func oneFile(t *testing.T, rel, content string) (*ws, string) {
+	t.Helper()
+	w := newWS(t)
+	w.writeRaw(rel, content)
+	return w, NewConversationID()
+}
+
 func (w *ws) abs(rel string) string { return filepath.Join(w.dir, rel) }
 
 func (w *ws) read(rel string) (string, bool) {
@@ -64,6 +73,15 @@ func (w *ws) writeRaw(rel, content string) {
 		w.t.Fatal(err)
 	}
 	if err := os.WriteFile(w.abs(rel), []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// writeMode writes rel as writeRaw does, with the permissions perm.
+func (w *ws) writeMode(rel, content string, perm fs.FileMode) {
+	w.t.Helper()
+	w.writeRaw(rel, content)
+	if err := os.Chmod(w.abs(rel), perm); err != nil {
 		w.t.Fatal(err)
 	}
 }
@@ -179,6 +197,17 @@ func (w *ws) expectMissing(rel string) {
 	}
 }
 
+func (w *ws) expectMode(rel string, perm fs.FileMode) {
+	w.t.Helper()
+	info, err := os.Stat(w.abs(rel))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if info.Mode().Perm() != perm {
+		w.t.Fatalf("%s has mode %v, want %v", rel, info.Mode().Perm(), perm)
+	}
+}
+
 func lines(n int, f func(i int) string) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
@@ -229,9 +258,7 @@ func insertAfter(content string, n int, add ...string) string {
 }
 
 func TestRejectMiddleEditKeepsLaterEditsWithShiftedLines(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(20))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(20))
 	e1 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 15, "fifteen"))
 	e2 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 2, "new A", "new B", "new C"))
 	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 10, "ten")) // line 7 of the original
@@ -256,9 +283,7 @@ func TestRejectMiddleEditKeepsLaterEditsWithShiftedLines(t *testing.T) {
 }
 
 func TestOverlapIsAConflictAndChangesNothing(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(10))
 	e1 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))
 	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "FIVE"))
 	before := w.mustRead("a.txt")
@@ -302,9 +327,7 @@ func TestNeighbouringEditsAreUndoneIndependently(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWS(t)
-			w.writeRaw("a.txt", numbered(10))
-			c := NewConversationID()
+			w, c := oneFile(t, "a.txt", numbered(10))
 			e1 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "five"))
 			w.edit(c, "a.txt", tc.later(w.mustRead("a.txt")))
 			_, err := w.decide(Rejected, false, e1.EditID)
@@ -322,9 +345,7 @@ func TestNeighbouringEditsAreUndoneIndependently(t *testing.T) {
 // An insertion between two lines one edit wrote splits them: where it goes once they
 // are taken back would be a guess.
 func TestInsertionBetweenARejectedEditsLinesConflicts(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(6))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(6))
 	e1 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 3, "new A", "new B"))
 	e2 := w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), 4, "between"))
 	before := w.mustRead("a.txt")
@@ -348,9 +369,7 @@ func TestInsertionWhereDeletedLinesGoBack(t *testing.T) {
 		conflict bool
 	}{{"at the place", 2, true}, {"a line above", 1, false}, {"a line below", 3, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWS(t)
-			w.writeRaw("a.txt", numbered(6))
-			c := NewConversationID()
+			w, c := oneFile(t, "a.txt", numbered(6))
 			e1 := w.edit(c, "a.txt", "line 1\nline 2\nline 4\nline 5\nline 6\n") // delete line 3
 			w.edit(c, "a.txt", insertAfter(w.mustRead("a.txt"), tc.after, "new"))
 			_, err := w.decide(Rejected, false, e1.EditID)
@@ -368,9 +387,7 @@ func TestInsertionWhereDeletedLinesGoBack(t *testing.T) {
 
 // A refusal names every later edit in the way, and WithLater rejects them together.
 func TestWithLaterRejectsEveryEditInTheWay(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(10))
 	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(w.mustRead("a.txt"), 2, "two"), 8, "eight"))
 	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 2, "TWO"))   // on e1's line
 	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "EIGHT")) // on e1's other line
@@ -405,9 +422,7 @@ func TestWithLaterRejectsEveryEditInTheWay(t *testing.T) {
 }
 
 func TestRejectedDeletionComesBackBetweenItsNeighbours(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(6))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(6))
 	e1 := w.edit(c, "a.txt", "line 1\nline 2\nline 4\nline 5\nline 6\n") // delete line 3
 	w.edit(c, "a.txt", "line 1\nline 2\nline FOUR\nline 5\nline 6\n")    // change the line after it
 	w.edit(c, "a.txt", "line 1\nline TWO\nline FOUR\nline 5\nline 6\n")  // and the line before
@@ -452,24 +467,9 @@ func TestCreateEditMoveEditDeleteChain(t *testing.T) {
 	w.expectMissing("sub/b.txt")
 }
 
-func TestRejectDeleteRestoresFileWithItsMode(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("run.sh", "#!/bin/sh\necho hi\n")
-	if err := os.Chmod(w.abs("run.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e := w.edit(NewConversationID(), "run.sh", "#!/bin/sh\necho hello\n")
-	w.mustDecide(Rejected, e.EditID)
-	w.expect("run.sh", "#!/bin/sh\necho hi\n")
-	if fi, _ := os.Stat(w.abs("run.sh")); fi.Mode().Perm() != 0o755 {
-		t.Fatalf("mode %v after rebuild, want 0755", fi.Mode().Perm())
-	}
-}
-
 func TestLaterConversationsStayWhenAnEarlierOneIsRejected(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(30))
-	c1, c2 := NewConversationID(), NewConversationID()
+	w, c1 := oneFile(t, "a.txt", numbered(30))
+	c2 := NewConversationID()
 	w.edit(c1, "a.txt", replaceLine(w.mustRead("a.txt"), 3, "c1 three"))
 	w.edit(c1, "a.txt", replaceLine(w.mustRead("a.txt"), 20, "c1 twenty"))
 	w.edit(c2, "a.txt", insertAfter(w.mustRead("a.txt"), 10, "c2 added"))
@@ -501,9 +501,7 @@ func TestExternalChangeStopsRejectAndForceDiscardsIt(t *testing.T) {
 }
 
 func TestOutsideChangeBeforeANewEditIsKeptWhenAnOlderEditIsRejected(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(10))
 	e1 := w.edit(c, "a.txt", replaceLine(numbered(10), 2, "agent two"))
 	w.writeRaw("a.txt", replaceLine(w.mustRead("a.txt"), 6, "user six")) // the user, in the editor
 	w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 9, "agent nine"))
@@ -517,9 +515,7 @@ func TestOutsideChangeBeforeANewEditIsKeptWhenAnOlderEditIsRejected(t *testing.T
 }
 
 func TestEditsAfterARejectReplayOnTopOfTheRebuild(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(10))
 	e1 := w.edit(c, "a.txt", replaceLine(numbered(10), 3, "three"))
 	w.mustDecide(Rejected, e1.EditID)
 	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "eight"))
@@ -558,9 +554,7 @@ func TestToolCallIndexContinuesAcrossProcesses(t *testing.T) {
 }
 
 func TestFailedApplyRecordsNothing(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", "a\n")
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", "a\n")
 	_, err := w.store.Record(context.Background(), Commit{
 		Conversation: c, Tool: "test", Source: SourceMCP,
 		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}},
@@ -587,9 +581,7 @@ func TestFailedApplyRecordsNothing(t *testing.T) {
 }
 
 func TestCorruptedLogLineIsSkippedAndKept(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(3))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(3))
 	e1 := w.edit(c, "a.txt", replaceLine(numbered(3), 1, "one"))
 	logPath := filepath.Join(w.store.dir, "logs", c+".log")
 	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
@@ -732,9 +724,7 @@ func TestEditorRecorderLogsAcceptedDiffs(t *testing.T) {
 }
 
 func TestEditCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", "one\ntwo\nthree\n")
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", "one\ntwo\nthree\n")
 	// The process logs the change and dies before writing the file.
 	_, err := w.store.Record(context.Background(), Commit{
 		Conversation: c, Tool: "test", Source: SourceMCP,
@@ -811,9 +801,7 @@ func TestEditorRecorderUsesTheNearestStoreAbove(t *testing.T) {
 // A later write_file is a change like any other: rejecting an earlier edit undoes
 // that edit's lines unless the write_file changed them too (then it is a conflict).
 func TestRejectUnderALaterWholeFileWrite(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(10))
 	e1 := w.edit(c, "a.txt", replaceLine(numbered(10), 2, "EDITED2"))
 	before := w.mustRead("a.txt")
 	after := replaceLine(before, 9, "WRITTEN9")
@@ -829,34 +817,37 @@ func TestRejectUnderALaterWholeFileWrite(t *testing.T) {
 	}
 }
 
-// A rejected delete brings the file back with the permissions it had.
-func TestRejectedDeleteRestoresTheMode(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("run.sh", "#!/bin/sh\n")
-	if err := os.Chmod(w.abs("run.sh"), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	e := w.remove(NewConversationID(), "run.sh")
-	if e.Mode != "0750" {
-		t.Fatalf("delete entry mode = %q, want 0750", e.Mode)
-	}
-	w.mustDecide(Rejected, e.EditID)
-	w.expect("run.sh", "#!/bin/sh\n")
-	info, err := os.Stat(w.abs("run.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Mode().Perm() != 0o750 {
-		t.Fatalf("restored mode %v, want 0750", info.Mode().Perm())
+// A rejected edit or delete brings the file back with the permissions it had; a
+// delete's entry records them.
+func TestRejectRestoresTheMode(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		mode      fs.FileMode
+		change    func(w *ws) *Entry
+		entryMode string
+	}{
+		{"edit", 0o755, func(w *ws) *Entry { return w.edit(NewConversationID(), "run.sh", "#!/bin/sh\necho hello\n") }, ""},
+		{"delete", 0o750, func(w *ws) *Entry { return w.remove(NewConversationID(), "run.sh") }, "0750"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWS(t)
+			w.writeMode("run.sh", "#!/bin/sh\necho hi\n", tc.mode)
+			e := tc.change(w)
+			if e.Mode != tc.entryMode {
+				t.Fatalf("entry mode = %q, want %q", e.Mode, tc.entryMode)
+			}
+			w.mustDecide(Rejected, e.EditID)
+			w.expect("run.sh", "#!/bin/sh\necho hi\n")
+			w.expectMode("run.sh", tc.mode)
+		})
 	}
 }
 
 // A file every conversation touches must not pin the history forever: resolved
 // conversations before the first unresolved one go, and later decisions still work.
 func TestCleanupDropsAResolvedPrefix(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c1, c2, c3 := NewConversationID(), NewConversationID(), NewConversationID()
+	w, c1 := oneFile(t, "a.txt", numbered(10))
+	c2, c3 := NewConversationID(), NewConversationID()
 	e1 := w.edit(c1, "a.txt", replaceLine(numbered(10), 2, "ONE"))
 	e2 := w.edit(c2, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "TWO"))
 	w.mustDecide(Accepted, e1.EditID)
@@ -883,9 +874,8 @@ func TestCleanupDropsAResolvedPrefix(t *testing.T) {
 // A reject carried out after a later conversation's edit leaves the file, at that
 // edit, unlike what the decisions want: the earlier conversation must stay.
 func TestCleanupKeepsAPrefixTheReplayStillNeeds(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c1, c2 := NewConversationID(), NewConversationID()
+	w, c1 := oneFile(t, "a.txt", numbered(10))
+	c2 := NewConversationID()
 	e1 := w.edit(c1, "a.txt", replaceLine(numbered(10), 2, "ONE"))
 	e2 := w.edit(c2, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "TWO"))
 	w.mustDecide(Rejected, e1.EditID)
@@ -903,9 +893,7 @@ func TestCleanupKeepsAPrefixTheReplayStillNeeds(t *testing.T) {
 // An edit made next to a rejected edit's lines, after its reject, does not stop it
 // coming back, nor does a partial reject made before.
 func TestReacceptNextToALaterEditAndAfterAPartialReject(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(10))
 	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(numbered(10), 3, "three"), 7, "seven"))
 	if _, err := w.store.Decide(context.Background(), Selection{Hunks: []HunkRef{{EditID: e1.EditID, Block: 1}}}, Rejected, false); err != nil {
 		t.Fatal(err)
@@ -932,9 +920,7 @@ func TestReacceptNextToALaterEditAndAfterAPartialReject(t *testing.T) {
 // Entries of older stores have no line counts and no per-change statuses: they read
 // as whole-edit decisions, and their counts come from their diffs.
 func TestOlderEntriesReadAsBefore(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(5))
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", numbered(5))
 	e := w.edit(c, "a.txt", replaceLine(insertAfter(numbered(5), 1, "new"), 5, "four"))
 	log := filepath.Join(w.dir, Dir, "logs", c+".log")
 	b, err := os.ReadFile(log)
@@ -1001,9 +987,8 @@ func TestQuietWaitsForTheWriterAndTouchesNothing(t *testing.T) {
 // A conversation that edits a file the history already holds takes no checkpoint
 // (the replay starts from the first one), yet rejecting its edit rebuilds the file.
 func TestALaterConversationTakesNoCheckpoint(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", numbered(10))
-	c1, c2 := NewConversationID(), NewConversationID()
+	w, c1 := oneFile(t, "a.txt", numbered(10))
+	c2 := NewConversationID()
 	e1 := w.edit(c1, "a.txt", replaceLine(numbered(10), 2, "ONE"))
 	e2 := w.edit(c2, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "TWO"))
 	if e1.CheckpointFile == nil {

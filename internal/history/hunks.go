@@ -1,16 +1,11 @@
 package history
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
-	"time"
-
-	"github.com/gofrs/flock"
 
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
@@ -347,20 +342,4 @@ func (s *Store) PendingHunks() (map[string][]Hunk, error) {
 		}
 	}
 	return out, nil
-}
-
-// Quiet waits until no process holds the store's lock: a change that was logged is
-// then on disk too (writers log first and write the file before unlocking). It takes
-// the lock shared, as a reader, and does none of a writer's chores (a writer's first
-// lock sweeps tmp/, where another process may be staging a file without the lock).
-func (s *Store) Quiet(ctx context.Context) error {
-	if fi, err := s.files.root.Lstat("history.lock"); err != nil || !fi.Mode().IsRegular() {
-		return nil // nobody ever wrote, or not a lock mcpdiff made
-	}
-	fl := flock.New(filepath.Join(s.dir, "history.lock"))
-	ok, err := fl.TryRLockContext(ctx, 5*time.Millisecond)
-	if err != nil || !ok {
-		return fmt.Errorf("wait for the edit history in %s: %w", s.dir, errors.Join(err, ctx.Err()))
-	}
-	return fl.Unlock()
 }

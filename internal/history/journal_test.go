@@ -218,10 +218,7 @@ func TestDecisionsCheckTheFileFirst(t *testing.T) {
 // finishes it.
 func TestCleanupCutOffAfterItsCommitIsFinished(t *testing.T) {
 	w := newWS(t)
-	d, k := NewConversationID(), NewConversationID()
-	e := w.create(d, "a.txt", "a\n")
-	w.mustDecide(Rejected, e.EditID)
-	w.create(k, "b.txt", "b\n")
+	d, k := w.dropAndKeep(Rejected)
 	unlock, err := w.store.lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -308,9 +305,7 @@ func TestPlantedPlanIsNotApplied(t *testing.T) {
 // not mistaken for a change made outside mcpdiff: the tool, which checks under the
 // lock that the file still holds what it read (as the file tools do), reads again.
 func TestEditAfterACutOffRejectIsNotAnOutsideChange(t *testing.T) {
-	w := newWS(t)
-	w.writeRaw("a.txt", "1\n2\n3\n")
-	c := NewConversationID()
+	w, c := oneFile(t, "a.txt", "1\n2\n3\n")
 	e := w.edit(c, "a.txt", "1\ntwo\n3\n")
 	w.prepared(Selection{IDs: []string{e.EditID}}, Rejected)
 	errChanged := errors.New("changed since it was read")

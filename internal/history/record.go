@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Change is one file change to record.
@@ -552,8 +551,7 @@ func (t *transaction) linkCheckpoint(ch Change, name string) bool {
 	}
 	t.newFiles = append(t.newFiles, name) // removed again if the transaction rolls back
 	info, err := t.store.files.root.Lstat(name)
-	was := ch.BeforeInfo
-	if err != nil || !os.SameFile(info, was) || info.Size() != was.Size() || !info.ModTime().Equal(was.ModTime()) {
+	if err != nil || !workspace.Unchanged(ch.BeforeInfo, info) {
 		t.newFiles = t.newFiles[:len(t.newFiles)-1]
 		_ = t.store.files.root.Remove(name)
 		return false
@@ -724,28 +722,18 @@ func interrupted(snap *snapshot, h *head, exists bool, hash, path string) []*Ent
 // through the journal: the file is disk, the history says recorded.
 func (s *Store) markNeverWritten(cut []*Entry, recorded, disk fileState) error {
 	ids := make([]string, len(cut))
-	byConv := map[string]map[string]verdict{}
+	next := make(map[string]verdict, len(cut))
 	for i, e := range cut {
 		ids[i] = e.EditID
-		if byConv[e.ConversationID] == nil {
-			byConv[e.ConversationID] = map[string]verdict{}
-		}
-		byConv[e.ConversationID][e.EditID] = verdict{status: Rejected}
+		next[e.EditID] = verdict{status: Rejected}
 	}
 	what := "marking of edit " + short(ids[0]) + " rejected (it was logged, but its file never written)"
 	if len(ids) > 1 {
 		what = fmt.Sprintf("marking of %d edits batched together rejected (they were logged, but their file never written)", len(ids))
 	}
 	j := s.newJournal(what)
-	convs := make([]string, 0, len(byConv))
-	for conv := range byConv {
-		convs = append(convs, conv)
-	}
-	sort.Strings(convs)
-	for _, conv := range convs {
-		if err := s.stageStatuses(j, conv, byConv[conv]); err != nil {
-			return err
-		}
+	if err := s.stageVerdicts(j, cut, next); err != nil {
+		return err
 	}
 	if err := s.stageMarker(j, &fileChange{R: recorded, S: disk, mode: 0o644, changed: ids}); err != nil {
 		return err

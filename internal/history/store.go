@@ -256,6 +256,22 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 	return unlock, nil
 }
 
+// Quiet waits until no process holds the store's lock: a change that was logged is
+// then on disk too (writers log first and write the file before unlocking). It takes
+// the lock shared, as a reader, and does none of a writer's chores (a writer's first
+// lock sweeps tmp/, where another process may be staging a file without the lock).
+func (s *Store) Quiet(ctx context.Context) error {
+	if fi, err := s.files.root.Lstat("history.lock"); err != nil || !fi.Mode().IsRegular() {
+		return nil // nobody ever wrote, or not a lock mcpdiff made
+	}
+	fl := flock.New(filepath.Join(s.dir, "history.lock"))
+	ok, err := fl.TryRLockContext(ctx, 5*time.Millisecond)
+	if err != nil || !ok {
+		return fmt.Errorf("wait for the edit history in %s: %w", s.dir, errors.Join(err, ctx.Err()))
+	}
+	return fl.Unlock()
+}
+
 // sweepTemp removes temp files left by a writer that was killed, and what a decision
 // killed before its commit staged. Only called with the lock held: other writers
 // stage their files only while holding it.

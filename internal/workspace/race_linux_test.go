@@ -3,7 +3,6 @@ package workspace
 import (
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -15,36 +14,15 @@ import (
 // the swap can land between check and use, and os.Root must still keep every
 // byte inside.
 func TestA8RaceFolderSwappedForSymlink(t *testing.T) {
-	f := raceFixture(t)
-	sub := filepath.Join(f.root, "sub")
-	if err := os.RemoveAll(sub); err != nil {
-		t.Fatal(err)
-	}
+	f, sub := raceFixture(t)
 	if err := os.Rename(filepath.Join(f.root, "real"), sub); err != nil {
 		t.Fatal(err)
 	}
 	swap := filepath.Join(f.root, "swap")
 	symlink(t, f.outside, swap)
-	f.before = snapshotOutside(t, f.base, f.root)
-	if err := unix.Renameat2(unix.AT_FDCWD, sub, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE); err != nil {
+	exchange := func() error { return unix.Renameat2(unix.AT_FDCWD, sub, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE) }
+	if err := exchange(); err != nil {
 		t.Skipf("renameat2(RENAME_EXCHANGE) unsupported here: %v", err)
 	}
-
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := unix.Renameat2(unix.AT_FDCWD, sub, unix.AT_FDCWD, swap, unix.RENAME_EXCHANGE); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	})
-	hammer(t, f, stop)
-	wg.Wait()
+	race(t, f, exchange)
 }

@@ -13,12 +13,40 @@ import (
 const raceRounds = 500
 
 // raceFixture is the fixture with victims outside that the racing operations would
-// hit if they ever followed the swapped path out: outside/f.txt, outside/new.txt.
-func raceFixture(t *testing.T) *fixture {
-	f := newFixture(t)
+// hit if they ever followed the swapped path out: outside/f.txt, outside/new.txt. Its
+// root holds real/f.txt and nothing at sub, the path each test makes and swaps.
+func raceFixture(t *testing.T) (f *fixture, sub string) {
+	f = newFixture(t)
 	writeFiles(t, f.outside, map[string]string{"f.txt": "secret victim\n", "new.txt": "secret new\n"})
 	writeFiles(t, f.root, map[string]string{"real/f.txt": "inside\n"})
-	return f
+	sub = filepath.Join(f.root, "sub")
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	f.before = snapshotOutside(t, f.base, f.root) // the victims are not the operations' doing
+	return f, sub
+}
+
+// race runs swap over and over while hammer works on sub/..., until hammer is done or
+// swap fails.
+func race(t *testing.T, f *fixture, swap func() error) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := swap(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	hammer(t, f, stop)
+	wg.Wait()
 }
 
 // hammer runs the operations of the tool handlers and of a history revert on
@@ -56,39 +84,20 @@ func hammer(t *testing.T, f *fixture, stop chan<- struct{}) {
 // A8: a symlink on the path is retargeted from a folder inside to one outside and
 // back, atomically, while the writer works through it.
 func TestA8RaceRetargetedSymlink(t *testing.T) {
-	f := raceFixture(t)
-	sub := filepath.Join(f.root, "sub")
-	if err := os.RemoveAll(sub); err != nil {
-		t.Fatal(err)
-	}
+	f, sub := raceFixture(t)
 	symlink(t, "real", sub)
-	f.before = snapshotOutside(t, f.base, f.root)
-
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		next := filepath.Join(f.root, "sub.next")
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			target := "real"
-			if i%2 == 0 {
-				target = f.outside
-			}
-			os.Remove(next)
-			if err := os.Symlink(target, next); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := os.Rename(next, sub); err != nil {
-				t.Error(err)
-				return
-			}
+	next := filepath.Join(f.root, "sub.next")
+	outside := true
+	race(t, f, func() error {
+		target := "real"
+		if outside {
+			target = f.outside
 		}
+		outside = !outside
+		os.Remove(next)
+		if err := os.Symlink(target, next); err != nil {
+			return err
+		}
+		return os.Rename(next, sub)
 	})
-	hammer(t, f, stop)
-	wg.Wait()
 }

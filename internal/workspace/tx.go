@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -81,11 +80,9 @@ func (t *Tx) Move(src File, was Was, dst File) {
 	t.ops = append(t.ops, &txOp{kind: opMove, file: src, dest: dst, was: was})
 }
 
-// Verify checks that every file is still the one that was read: same inode, size and
-// modification time, or still missing. Writers that go through mcpdiff replace files
-// by rename (a new inode) while holding the history lock; anything writing in place
-// changes the modification time. Comparing identities saves reading the file a second
-// time. It fails with ErrChanged otherwise.
+// Verify checks that every file is still the one that was read (see Unchanged), or
+// still missing; it fails with ErrChanged otherwise. Writers that go through mcpdiff
+// replace files while holding the history lock.
 func (t *Tx) Verify() error {
 	for _, op := range t.ops {
 		info, err := op.file.Root.Stat(op.file.Rel)
@@ -97,7 +94,7 @@ func (t *Tx) Verify() error {
 			return ErrChanged
 		}
 		w := op.was.Info
-		if exists && (w == nil || !os.SameFile(info, w) || info.Size() != w.Size() || !info.ModTime().Equal(w.ModTime())) {
+		if exists && (w == nil || !Unchanged(w, info)) {
 			return ErrChanged
 		}
 	}
