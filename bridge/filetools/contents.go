@@ -3,6 +3,8 @@ package filetools
 import (
 	"io/fs"
 	"sync"
+
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // An agent edits a big file again and again: each edit read back the bytes the one
@@ -88,7 +90,7 @@ func (w *written) content(path string, info fs.FileInfo, private bool) (content,
 	if !ok {
 		return nil, nil, false
 	}
-	if !sameIdentity(info, k.info) {
+	if !workspace.Unchanged(info, k.info) {
 		w.forgetLocked(path)
 		return nil, nil, false
 	}

@@ -2,10 +2,10 @@ package filetools
 
 import (
 	"io/fs"
-	"os"
 	"sync"
 
 	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Agents read the same file again and again (after a look elsewhere, to refresh
@@ -50,7 +50,7 @@ func (rs *readings) get(path string, info fs.FileInfo) (*edit.Reading, *keptRead
 		if k.path != path {
 			continue
 		}
-		if !sameIdentity(info, k.info) {
+		if !workspace.Unchanged(info, k.info) {
 			rs.files = append(rs.files[:i], rs.files[i+1:]...)
 			return nil, nil
 		}
@@ -106,7 +106,3 @@ func (rs *readings) answer(k *keptReading, r *edit.Reading) []byte {
 	return b
 }
 
-// sameIdentity reports whether a and b are stats of one file unchanged between them.
-func sameIdentity(a, b fs.FileInfo) bool {
-	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
-}
