@@ -230,18 +230,24 @@ func (c *stdioConn) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp
 	c.mu.Lock()
 	c.pending[id] = answer
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
 	c.write(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "method": mcp.MethodListRoots})
 	select {
 	case a := <-answer:
 		return a.result, a.err
 	case <-ctx.Done():
+		c.takePending(id) // an answer that still comes finds no one waiting
 		return nil, ctx.Err()
 	}
+}
+
+// takePending removes the request of ours that id names, so that it is answered
+// once at most.
+func (c *stdioConn) takePending(id int64) (chan rootsAnswer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	answer, ok := c.pending[id]
+	delete(c.pending, id)
+	return answer, ok
 }
 
 // answered hands the client's answer to the request of ours it answers.
@@ -250,9 +256,7 @@ func (c *stdioConn) answered(rawID, result json.RawMessage, errObj *json.RawMess
 	if json.Unmarshal(rawID, &id) != nil {
 		return
 	}
-	c.mu.Lock()
-	answer, ok := c.pending[id]
-	c.mu.Unlock()
+	answer, ok := c.takePending(id)
 	if !ok {
 		return
 	}
