@@ -105,4 +105,3 @@ func (rs *readings) answer(k *keptReading, r *edit.Reading) []byte {
 	}
 	return b
 }
-
