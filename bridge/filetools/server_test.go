@@ -93,6 +93,31 @@ func TestStdioAnswersAParseError(t *testing.T) {
 	}
 }
 
+// Params of the wrong shape are refused by mcp-go, naming the request, and are not
+// taken for a line that is not JSON.
+func TestStdioRefusesParamsOfTheWrongShape(t *testing.T) {
+	srv, err := New(Config{Roots: []string{testenv.TempDir(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"ping","params":"x"}` + "\n")
+	var out strings.Builder
+	if err := srv.ServeStdio(context.Background(), in, &out, log.New(io.Discard, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"unparsable tools/call request: `,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"unparsable tools/call request: `,
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"unparsable ping request: `,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no answer starting %s in:\n%s", want, out.String())
+		}
+	}
+}
+
 // silentRoots declares roots but never answers roots/list (until the test ends).
 type silentRoots struct{ release chan struct{} }
 

@@ -13,8 +13,8 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
-// The edit toolset (seeds 000 and 002): exact-string edits, whole-file writes,
-// moves, deletes and unified-diff edits.
+// The edit toolset: exact-string edits, whole-file writes, moves, deletes and
+// unified-diff edits.
 
 func (s *Server) editTools() []serverTool {
 	return []serverTool{

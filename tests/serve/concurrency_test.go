@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Twenty concurrent edits of different lines of one file all land: calls to one file
@@ -84,22 +84,30 @@ func TestSlowCallDoesNotBlockOthers(t *testing.T) {
 	s.expect("a.txt", "c\n")
 }
 
-// Pipelined calls sent without waiting (as a client may) are all answered.
+// Pipelined calls sent without waiting (as a client may) are all answered, each
+// with its own file's content.
 func TestPipelinedCallsAllAnswered(t *testing.T) {
 	s := start(t)
-	s.Write("a.txt", "x\n")
+	for i := range 50 {
+		s.Write(fmt.Sprintf("f%d.txt", i), fmt.Sprintf("file %d\n", i))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.c.Call(ctx, "read_files", map[string]any{"path": "a.txt"}); err != nil {
+			res, err := s.c.Call(ctx, "read_files", map[string]any{"path": fmt.Sprintf("f%d.txt", i)})
+			if err != nil {
 				t.Error(err)
+				return
+			}
+			want := fmt.Sprintf("1 | file %d", i)
+			if got := res.Content[0].(mcp.TextContent).Text; res.IsError || got != want {
+				t.Errorf("read of f%d.txt answered %q, want %q", i, got, want)
 			}
 		}()
 	}
 	wg.Wait()
-	_ = os.Remove
 }
