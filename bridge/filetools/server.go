@@ -72,8 +72,7 @@ type Server struct {
 	// wrap it to make a commit's files fail, benchmarks replace it to write without a
 	// history.
 	recordAll func(context.Context, []history.StoreCommit) ([][]*history.Entry, error)
-	bigTexts  *bigTexts       // results' texts escaped ahead, when serving stdio
-	readOnly  map[string]bool // the tools that change no file, by name
+	bigTexts  *bigTexts // results' texts escaped ahead, when serving stdio
 }
 
 // session is what one client's calls share.
@@ -127,7 +126,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, views: newViews(64 << 20), recordAll: history.RecordAll, readOnly: map[string]bool{}}
+	s := &Server{cfg: cfg, views: newViews(64 << 20), recordAll: history.RecordAll}
 	if len(cfg.Roots) > 0 {
 		if s.fixed, err = openPolicy(cfg.Roots); err != nil {
 			return nil, err
@@ -156,9 +155,6 @@ func New(cfg Config) (*Server, error) {
 	for _, t := range s.tools() {
 		if selected[t.toolset] {
 			s.mcp.AddTool(t.def, withArgsCheck(t.def, t.handler))
-			if ro := t.def.Annotations.ReadOnlyHint; ro != nil && *ro {
-				s.readOnly[t.def.Name] = true
-			}
 		}
 	}
 	return s, nil

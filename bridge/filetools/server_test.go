@@ -262,3 +262,21 @@ func TestToolAnswersAreTheJSONMcpGoWrites(t *testing.T) {
 		})
 	}
 }
+
+// The tools handled before reading on over stdio exist and change no file.
+func TestQuickToolsAreReadOnlyTools(t *testing.T) {
+	srv, err := New(Config{Roots: []string{testenv.TempDir(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range quickTools {
+		tool := srv.MCP().GetTool(name)
+		if tool == nil {
+			t.Errorf("%s is not a tool", name)
+			continue
+		}
+		if ro := tool.Tool.Annotations.ReadOnlyHint; ro == nil || !*ro {
+			t.Errorf("%s may change files", name)
+		}
+	}
+}

@@ -25,13 +25,14 @@ import (
 // once for each kind of answer to a request of its own, once to route it, twice
 // to handle it) and hands a tool call over three goroutines: the one that read the
 // line, its loop, and a worker. Here a message is decoded once to route it and
-// handled by mcp-go (HandleMessage) on the goroutine that read it. Before a call
-// that changes files, or when more input has already arrived, that goroutine first
-// starts another to read on, so calls sent together run side by side (edits of one
-// file then batch, queue.go). A lone read-only message is handled before reading
-// on: starting the next reader wakes a second thread, which took a tenth of a
-// small read's round trip. Should such a message wait on the client (roots/list),
-// it hands the reading over first (handOff).
+// handled by mcp-go (HandleMessage) on the goroutine that read it. A lone read
+// (quickTools) or a message that is not a tool call is handled before reading on:
+// starting the next reader wakes a second thread, a tenth of a small read's round
+// trip. Before any other call, or when more input has already arrived, another
+// goroutine is started first to read on, so calls sent together run side by side
+// (edits of one file then batch, queue.go) and a slow call holds up no other.
+// Should a message handled first wait on the client (roots/list), it hands the
+// reading over first (handOff).
 type stdioConn struct {
 	srv    *Server
 	in     *bufio.Reader
@@ -109,7 +110,7 @@ func (c *stdioConn) read(reader uint64) {
 		case err != nil: // a last line without its newline
 			c.handle(msg, ok, line)
 			c.ended <- io.EOF
-		case c.in.Buffered() == 0 && c.quick(msg):
+		case c.in.Buffered() == 0 && quick(msg):
 			c.readingLate.Store(reader)
 			c.handle(msg, ok, line)
 			if c.readingLate.CompareAndSwap(reader, 0) {
@@ -156,10 +157,16 @@ func (c *stdioConn) decode(line []byte) (message, bool) {
 	return msg, err == nil
 }
 
-// quick reports whether msg changes no file: anything but a tool call, or a call of
-// a read-only tool.
-func (c *stdioConn) quick(msg message) bool {
-	return msg.Method != string(mcp.MethodToolsCall) || c.srv.readOnly[msg.Params.Name]
+// quickTools are the tools whose calls are handled before reading on: they change
+// no file and their work is bounded by the size of a file and of an answer
+// (MaxFileSize, MaxRead). list_files is not one: a recursive listing walks the
+// whole tree.
+var quickTools = map[string]bool{"read_text_file": true, "read_files": true}
+
+// quick reports whether msg is handled before reading on: anything but a tool call,
+// or a call of one of quickTools.
+func quick(msg message) bool {
+	return msg.Method != string(mcp.MethodToolsCall) || quickTools[msg.Params.Name]
 }
 
 // handle answers one message: a request or notification through mcp-go, or the
