@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/testenv/changetx"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -101,28 +102,8 @@ func (w *ws) change(conv string, ch Change) *Entry {
 
 // files puts ch on disk as the file tools do: a workspace.Tx.
 func (w *ws) files(ch Change) Files {
-	file := func(p string) workspace.File {
-		rel, _ := filepath.Rel(w.dir, p)
-		return workspace.File{Root: w.root, Rel: rel, Abs: p}
-	}
-	from := ch.Path
-	if ch.Op == Move {
-		from = ch.From
-	}
-	was := workspace.Was{Content: ch.Before, Exists: ch.BeforeExists}
-	if ch.BeforeExists {
-		was.Info, _ = os.Stat(from)
-	}
-	tx := workspace.NewTx(false)
-	switch ch.Op {
-	case Delete:
-		tx.Delete(file(ch.Path), was)
-	case Move:
-		tx.Move(file(ch.From), was, file(ch.Path))
-	default:
-		tx.Write(file(ch.Path), was, ch.After)
-	}
-	return tx
+	return changetx.Tx(w.root, changetx.Change{Delete: ch.Op == Delete, Move: ch.Op == Move,
+		Path: ch.Path, From: ch.From, Before: ch.Before, BeforeExists: ch.BeforeExists, After: ch.After})
 }
 
 // fakeFiles are a commit's files whose steps the test chooses (nil: do nothing).

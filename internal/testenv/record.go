@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/testenv/changetx"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -37,28 +38,8 @@ func RecordEdit(tb testing.TB, store *history.Store, root *workspace.Root, conv,
 
 // Transaction is the workspace transaction that puts ch on disk in root.
 func Transaction(root *workspace.Root, ch history.Change) *workspace.Tx {
-	file := func(abs string) workspace.File {
-		rel, _ := filepath.Rel(root.Path(), abs)
-		return workspace.File{Root: root, Rel: rel, Abs: abs}
-	}
-	from := ch.Path
-	if ch.Op == history.Move {
-		from = ch.From
-	}
-	was := workspace.Was{Content: ch.Before, Exists: ch.BeforeExists}
-	if ch.BeforeExists {
-		was.Info, _ = os.Stat(from)
-	}
-	tx := workspace.NewTx(false)
-	switch ch.Op {
-	case history.Delete:
-		tx.Delete(file(ch.Path), was)
-	case history.Move:
-		tx.Move(file(ch.From), was, file(ch.Path))
-	default:
-		tx.Write(file(ch.Path), was, ch.After)
-	}
-	return tx
+	return changetx.Tx(root, changetx.Change{Delete: ch.Op == history.Delete, Move: ch.Op == history.Move,
+		Path: ch.Path, From: ch.From, Before: ch.Before, BeforeExists: ch.BeforeExists, After: ch.After})
 }
 
 // CreateStore opens the workspace dir and its edit history, made when there is none;
