@@ -69,18 +69,8 @@ func run(m *testing.M, s Suite) int {
 	os.Setenv("GORACE", goraceValue())
 	Binary = os.Getenv("MCPDIFF_BIN")
 	if Binary == "" {
-		Binary = filepath.Join(dir, "mcpdiff")
-		args := []string{"build", "-o", Binary}
-		if s.Build == RaceBuild {
-			args = append(args, "-race")
-		}
-		build := exec.Command("go", append(args, "./cmd/mcpdiff")...)
-		build.Dir = RepoRoot()
-		if s.Build == PlainBuild {
-			build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		}
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build mcpdiff: %v\n%s", err, out)
+		if Binary, err = BuildBinary(dir, s.Build); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
@@ -99,6 +89,24 @@ func run(m *testing.M, s Suite) int {
 		return 1
 	}
 	return code
+}
+
+// BuildBinary builds cmd/mcpdiff into dir as b says and returns its path.
+func BuildBinary(dir string, b Build) (string, error) {
+	bin := filepath.Join(dir, "mcpdiff")
+	args := []string{"build", "-o", bin}
+	if b == RaceBuild {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/mcpdiff")...)
+	build.Dir = RepoRoot()
+	if b == PlainBuild {
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	}
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build mcpdiff: %v\n%s", err, out)
+	}
+	return bin, nil
 }
 
 func goraceValue() string {

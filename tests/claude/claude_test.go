@@ -31,7 +31,6 @@ const waitLimit = 60 * time.Second
 
 var (
 	repoRoot  = testenv.RepoRoot()
-	binPath   string
 	claudeBin string
 )
 
@@ -44,7 +43,7 @@ func TestMain(m *testing.M) {
 		home, _ := os.UserHomeDir()
 		claudeBin = filepath.Join(home, ".cache/mcpdiff/claude-code/node_modules/.bin/claude")
 	}
-	testenv.Main(m, testenv.Suite{Setup: func() error { binPath = testenv.Binary; return nil }})
+	testenv.Main(m, testenv.Suite{})
 }
 
 func requireTools(t *testing.T) {
@@ -290,7 +289,7 @@ func (w *world) startNeovim(bin string, opts ...map[string]any) (*nvimrpc.Nvim, 
 			setup[k] = v
 		}
 	}
-	setup["bin"] = binPath
+	setup["bin"] = testenv.Binary
 	err := v.ExecLua(`
 local root, opts = ...
 vim.opt.rtp:prepend(root)

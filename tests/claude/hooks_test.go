@@ -19,7 +19,7 @@ import (
 // hookSettings is what `mcpdiff hooks settings` prints: the JSON :McpDiffClaude passes.
 func hookSettings(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(binPath, "hooks", "settings").Output()
+	out, err := exec.Command(testenv.Binary, "hooks", "settings").Output()
 	if err != nil {
 		t.Fatalf("mcpdiff hooks settings: %v", err)
 	}
@@ -28,7 +28,7 @@ func hookSettings(t *testing.T) string {
 
 // cli runs the mcpdiff CLI in the workspace.
 func (w *world) cli(args ...string) (string, string, int) {
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(testenv.Binary, args...)
 	cmd.Dir = w.ws
 	cmd.Env = w.env()
 	return testenv.Run(w.t, cmd)

@@ -134,7 +134,7 @@ func newProject(t *testing.T, cliBinDir string) *project {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink(binPath, filepath.Join(bin, "mcpdiff")); err != nil {
+	if err := os.Symlink(testenv.Binary, filepath.Join(bin, "mcpdiff")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(p.dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {

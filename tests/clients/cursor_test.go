@@ -139,7 +139,7 @@ func listTools(t *testing.T, ctx context.Context, tr transport.Interface, want b
 // project, with the given token, and returns its address.
 func startHTTPServer(t *testing.T, p *project, token string) string {
 	t.Helper()
-	cmd := exec.Command(binPath, "serve", "--http", "127.0.0.1:0")
+	cmd := exec.Command(testenv.Binary, "serve", "--http", "127.0.0.1:0")
 	cmd.Env, cmd.Dir = append(append([]string{}, p.env...), "MCPDIFF_HTTP_TOKEN="+token), p.dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -27,7 +27,6 @@ import (
 
 var (
 	repoRoot   string
-	binPath    string // the mcpdiff binary under test
 	clientsDir string // where the CLIs' npm packages are installed
 )
 
@@ -57,7 +56,6 @@ func setupSuite() error {
 		home, _ := os.UserHomeDir()
 		clientsDir = filepath.Join(home, ".cache", "mcpdiff")
 	}
-	binPath = testenv.Binary
 	return nil
 }
 

@@ -232,7 +232,7 @@ func TestSetupValidation(t *testing.T) {
 			t.Fatalf("auto_start = false started the bridge: %v", files)
 		}
 		// Idempotent: setup again starts the bridge once.
-		s.lua(`require("mcpdiff").setup({ bin = ... }); require("mcpdiff").setup({ bin = ... })`, nil, binPath)
+		s.lua(`require("mcpdiff").setup({ bin = ... }); require("mcpdiff").setup({ bin = ... })`, nil, testenv.Binary)
 		s.waitAttached()
 		if files := s.lockFiles(); len(files) != 1 {
 			t.Fatalf("lock files after two setup() calls: %v", files)
@@ -303,7 +303,7 @@ func claudeRun(t *testing.T, envFile, argsFile string) (map[string]string, []str
 }
 
 func TestClaudeTerminalEnvironment(t *testing.T) {
-	settings, err := exec.Command(binPath, "hooks", "settings").Output()
+	settings, err := exec.Command(testenv.Binary, "hooks", "settings").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestQuitRightAfterStart(t *testing.T) {
 		base := t.TempDir()
 		config := filepath.Join(base, "claude")
 		initFile := filepath.Join(base, "init.lua")
-		initCode := fmt.Sprintf("vim.opt.rtp:prepend(%q)\nrequire(\"mcpdiff\").setup({ bin = %q })\n", repoRoot, binPath)
+		initCode := fmt.Sprintf("vim.opt.rtp:prepend(%q)\nrequire(\"mcpdiff\").setup({ bin = %q })\n", repoRoot, testenv.Binary)
 		if err := os.WriteFile(initFile, []byte(initCode), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +412,7 @@ func TestLockFileIsWrittenWhileNeovimIsBusy(t *testing.T) {
 		config := filepath.Join(base, "claude")
 		cmd := exec.Command(nv, "--headless", "-u", "NONE", "-i", "NONE", "-n",
 			"--cmd", "set rtp^="+repoRoot,
-			"-c", fmt.Sprintf("lua require('mcpdiff').setup({ bin = %q })", binPath),
+			"-c", fmt.Sprintf("lua require('mcpdiff').setup({ bin = %q })", testenv.Binary),
 			// Busy (not :sleep, which still answers RPC requests) from just after the
 			// bridge's job started, on the first turn of the event loop.
 			"-c", "lua vim.schedule(function() local t = os.clock() while os.clock() - t < 30 do end end)")

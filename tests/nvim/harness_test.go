@@ -23,13 +23,11 @@ import (
 // waitLimit bounds every wait; reaching it is a failure, never a pace.
 const waitLimit = testenv.WaitLimit
 
-var (
-	repoRoot = testenv.RepoRoot() // the checkout: the plugin's runtimepath entry
-	binPath  string               // the mcpdiff binary under test
-)
+// repoRoot is the checkout: the plugin's runtimepath entry.
+var repoRoot = testenv.RepoRoot()
 
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Suite{Setup: func() error { binPath = testenv.Binary; return nil }})
+	testenv.Main(m, testenv.Suite{})
 }
 
 // eachNvim runs fn as a subtest per Neovim binary.
@@ -119,7 +117,7 @@ require("mcpdiff").setup(opts)
 
 func (s *session) setup(opts options) {
 	s.t.Helper()
-	lua := map[string]any{"bin": binPath}
+	lua := map[string]any{"bin": testenv.Binary}
 	for k, v := range opts {
 		lua[k] = v
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // checkhealth runs :checkhealth mcpdiff in a new tab and returns its lines.
@@ -76,7 +77,7 @@ func TestHealthSections(t *testing.T) {
 	eachStarted(t, options{"terminal": map[string]any{"cmd": claude}}, func(t *testing.T, s *session) {
 		lines := s.checkhealth()
 		wantHealth(t, lines, "OK", []string{"Neovim 0."})
-		wantHealth(t, lines, "OK", []string{binPath, "mcpdiff " + mcpdiff.Version})
+		wantHealth(t, lines, "OK", []string{testenv.Binary, "mcpdiff " + mcpdiff.Version})
 		wantHealth(t, lines, "OK", []string{"listening on 127.0.0.1"})
 		wantHealth(t, lines, "OK", []string{"lock file " + s.config + "/ide/"})
 		wantHealth(t, lines, "OK", []string{claude + " found", "2.1.330 (Claude Code)"})
@@ -112,7 +113,7 @@ func TestHealthSections(t *testing.T) {
 		}
 		lines = s.checkhealth()
 		wantHealth(t, lines, "OK", []string{"permission mode acceptEdits", "set in " + settings, ":McpDiffClaude passes the hooks"})
-		s.lua(`local bin, cmd = ...; require("mcpdiff").setup({ bin = bin, terminal = { cmd = cmd, hooks = false } })`, nil, binPath, claude)
+		s.lua(`local bin, cmd = ...; require("mcpdiff").setup({ bin = bin, terminal = { cmd = cmd, hooks = false } })`, nil, testenv.Binary, claude)
 		lines = s.checkhealth()
 		wantHealth(t, lines, "WARNING", []string{"permission mode acceptEdits", "set in " + settings, "nothing records them"},
 			"`mcpdiff hooks install`", `"defaultMode": "default"`)

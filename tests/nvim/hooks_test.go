@@ -28,7 +28,7 @@ type hookResult struct {
 // CLAUDE_CONFIG_DIR (where the lock files are), as Claude Code in another terminal
 // would.
 func (s *session) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(testenv.Binary, args...)
 	cmd.Dir = s.ws
 	cmd.Env = testenv.Env("HOME="+s.home, "CLAUDE_CONFIG_DIR="+s.config)
 	return cmd
@@ -168,7 +168,7 @@ func TestGuardFindsNeovimThroughNVIM(t *testing.T) {
 // denies, saying why.
 func TestGuardBusyNeovim(t *testing.T) {
 	start := time.Now()
-	exec.Command(binPath, "version").Run()
+	exec.Command(testenv.Binary, "version").Run()
 	startup := time.Since(start) // a -race build takes a second to start
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a := s.writeFile("a.txt", "a\n")

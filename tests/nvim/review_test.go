@@ -136,7 +136,7 @@ func TestPendingEditsShowInTheBuffer(t *testing.T) {
 		s.waitHunks(path, "", "")
 
 		// With signs off, hunks() still answers.
-		s.lua(`require("mcpdiff").setup({ bin = ..., signs = false })`, nil, binPath)
+		s.lua(`require("mcpdiff").setup({ bin = ..., signs = false })`, nil, testenv.Binary)
 		next := replaceLines(after, map[int]string{1: "one"})
 		s.recordEdit("conv_1_ab", path, after, next)
 		eventually(t, "the hunk of the second edit", func() bool { return hunkText(s.hunks(path)) == "change 1-1" })
@@ -311,7 +311,7 @@ return {}`, &lines)
 		// A keymap the user has is never replaced.
 		s2 := startNvim(t, nv, options{"auto_start": false, "keymaps": map[string]any{"next_pending": "]x"}})
 		s2.cmd("nnoremap ]y :echo 'mine'<CR>")
-		s2.lua(`require("mcpdiff").setup({ bin = ..., auto_start = false, keymaps = { next_pending = "]y" } })`, nil, binPath)
+		s2.lua(`require("mcpdiff").setup({ bin = ..., auto_start = false, keymaps = { next_pending = "]y" } })`, nil, testenv.Binary)
 		var rhs string
 		s2.lua(`return vim.fn.maparg("]y", "n")`, &rhs)
 		if !strings.Contains(rhs, "mine") {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 type selectionParams struct {
@@ -162,7 +164,7 @@ func TestSetupAgainAppliesTrackSelection(t *testing.T) {
 			return n != 0
 		}
 		eventually(t, "selection tracking with a client connected", tracking)
-		s.lua(`require("mcpdiff").setup({ bin = ..., track_selection = false })`, nil, binPath)
+		s.lua(`require("mcpdiff").setup({ bin = ..., track_selection = false })`, nil, testenv.Binary)
 		if tracking() {
 			t.Fatal("setup({track_selection = false}) again left selection tracking on")
 		}
@@ -174,7 +176,7 @@ func TestSetupAgainAppliesTrackSelection(t *testing.T) {
 		if n := len(c.Notifications("selection_changed")); n != before {
 			t.Fatalf("tracking off, yet %d more selection_changed were sent", n-before)
 		}
-		s.lua(`require("mcpdiff").setup({ bin = ..., track_selection = true })`, nil, binPath)
+		s.lua(`require("mcpdiff").setup({ bin = ..., track_selection = true })`, nil, testenv.Binary)
 		if !tracking() {
 			t.Fatal("setup({track_selection = true}) again did not turn tracking back on")
 		}

@@ -42,16 +42,16 @@ func requireTools(t *testing.T) tools {
 	t.Helper()
 	tl := tools{repo: testenv.RepoRoot(), bin: os.Getenv("MCPDIFF_BIN"), nvim: os.Getenv("MCPDIFF_NVIM")}
 	if tl.bin == "" {
-		tl.bin = filepath.Join(t.TempDir(), "mcpdiff")
-		build := exec.Command("go", "build", "-o", tl.bin, "./cmd/mcpdiff")
-		build.Dir = tl.repo
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build mcpdiff: %v\n%s", err, out)
+		var err error
+		if tl.bin, err = testenv.BuildBinary(t.TempDir(), testenv.PlainBuild); err != nil {
+			t.Fatal(err)
 		}
 	}
+	if found := testenv.FoundNeovims(); tl.nvim == "" && len(found) > 0 {
+		tl.nvim = found[len(found)-1] // the newest, as Neovims lists them
+	}
 	if tl.nvim == "" {
-		home, _ := os.UserHomeDir()
-		tl.nvim = filepath.Join(home, ".cache/nvim-0.10/bin/nvim")
+		t.Fatal("no Neovim found: set MCPDIFF_NVIM, or run scripts/nvim-0.10")
 	}
 	out, err := exec.Command(tl.nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", "echo has('nvim-0.10') | qa!").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "1" {
