@@ -171,9 +171,11 @@ func headField(sc *jsonscan.Scanner, key string, hd *head) bool {
 	case "mtime":
 		return integer(&hd.Mtime)
 	case "ino":
-		var n int64
-		ok := integer(&n) && n >= 0 // beyond int64: encoding/json reads it
-		hd.Ino = uint64(n)
+		if sc.Null() {
+			return true
+		}
+		n, ok := sc.Uint()
+		hd.Ino = n
 		return ok
 	case "exists":
 		return boolean(&hd.Exists)

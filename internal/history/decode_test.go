@@ -51,7 +51,7 @@ func FuzzDecodeHead(f *testing.F) {
 		string(good),
 		`{"path":"/a","forget":true,"exists":false,"hash":null,"seq":null}`,
 		`{"PATH":"/a"}`, `{"path":"/a","Exists":true}`, `{"path":"/a","extra":[1,{"x":2}],"t":true}`,
-		`{"path":"/a","ino":18446744073709551615}`, `{"path":"/a","ino":-1}`, `{"path":"/a","seq":1.5}`, `{"path":"/a","seq":1e3}`,
+		`{"path":"/a","ino":18446744073709551615}`, `{"path":"/a","ino":-1}`, `{"ino":-0}`, `{"ino":null}`, `{"path":"/a","seq":1.5}`, `{"path":"/a","seq":1e3}`,
 		`{"path":"/a","exists":"yes"}`, `{"path":"\ud800"}`, `{}`, `[]`, `{"path":"/a"`, `{"path":"/a"} x`,
 	} {
 		f.Add([]byte(seed))

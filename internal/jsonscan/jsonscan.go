@@ -238,6 +238,18 @@ func (sc *Scanner) Int() (int64, bool) {
 	return n, err == nil && validNumber(sc.s[start:sc.i])
 }
 
+// Uint reads an integer without a sign ("-0" is a failure, as encoding/json has it
+// for an unsigned field); a fraction or an exponent is a failure.
+func (sc *Scanner) Uint() (uint64, bool) {
+	sc.space()
+	start := sc.i
+	for sc.i < len(sc.s) && sc.s[sc.i] >= '0' && sc.s[sc.i] <= '9' {
+		sc.i++
+	}
+	n, err := strconv.ParseUint(sc.s[start:sc.i], 10, 64)
+	return n, err == nil && validNumber(sc.s[start:sc.i])
+}
+
 // Skip reads any value and returns its text.
 func (sc *Scanner) Skip() (string, bool) {
 	c := sc.peek()
