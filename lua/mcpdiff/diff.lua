@@ -15,6 +15,7 @@ local api = vim.api
 local bridge = require("mcpdiff.bridge")
 local hunks_mod = require("mcpdiff.diff_hunks")
 local marks = require("mcpdiff.diff_marks")
+local once = require("mcpdiff.once")
 
 local views = {} -- tab name -> view
 local staged = {} -- tab name -> {buf, req} between prepare() and show()
@@ -453,24 +454,11 @@ function schedule_refresh(view)
       view.refresh_timer = vim.loop.new_timer()
     end
     view.refresh_timer:start(REFRESH_DEBOUNCE_MS, 0, function()
-      vim.schedule(function()
-        if views[view.tab] == view then
-          refresh_marks(view)
-        end
-      end)
+      vim.schedule(view.refresh_now)
     end)
     return
   end
-  if view.refresh_pending then
-    return
-  end
-  view.refresh_pending = true
-  vim.schedule(function()
-    view.refresh_pending = false
-    if views[view.tab] == view then
-      refresh_marks(view)
-    end
-  end)
+  view.refresh_soon()
 end
 
 -- show_hunk puts the cursor of window w on line, the first of hunk h in the inline
@@ -797,6 +785,12 @@ function M.show(tab, texts)
     prev_win = api.nvim_get_current_win(),
     prev_tab = api.nvim_get_current_tabpage(),
   }
+  view.refresh_now = function()
+    if views[view.tab] == view then
+      refresh_marks(view)
+    end
+  end
+  view.refresh_soon = once(view.refresh_now)
   view.augroup = api.nvim_create_augroup("mcpdiff_view_" .. view.id, { clear = true })
   views[tab] = view
   by_buf[view.buf] = tab

@@ -19,7 +19,6 @@ local state = {
   by_name = {}, -- buffer name -> hunks as the bridge sent them (lines on disk)
   stamps = {}, -- buffer name -> the file's stat when the buffer read or wrote it
   fresh = {}, -- buffer names just read or written, for the next report
-  report_scheduled = false,
   defined = false,
 }
 
@@ -86,6 +85,25 @@ local function stamp(name)
   return table.concat({ st.ino, st.size, st.mtime.sec, st.mtime.nsec or 0 }, ":")
 end
 
+-- send_report tells the bridge which files are open and which were just read or
+-- written.
+local send_report = require("mcpdiff.once")(function()
+  local names, fresh = {}, {}
+  for n in pairs(buffers_by_name()) do
+    table.insert(names, n)
+    if state.fresh[n] then
+      table.insert(fresh, n)
+    end
+  end
+  for n in pairs(state.by_name) do
+    if not vim.tbl_contains(names, n) then
+      state.by_name[n], state.stamps[n] = nil, nil
+    end
+  end
+  state.fresh = {}
+  require("mcpdiff.bridge").notify_go("mcpdiff_buffers", vim.fn.getcwd(), names, fresh)
+end)
+
 -- report tells the bridge which files are open (once per turn of the event loop).
 -- fresh_buf, when given, was just read or written: it holds what is on disk.
 function M.report(fresh_buf)
@@ -94,27 +112,7 @@ function M.report(fresh_buf)
     state.fresh[name] = true
     state.stamps[name] = stamp(name)
   end
-  if state.report_scheduled then
-    return
-  end
-  state.report_scheduled = true
-  vim.schedule(function()
-    state.report_scheduled = false
-    local names, fresh = {}, {}
-    for n in pairs(buffers_by_name()) do
-      table.insert(names, n)
-      if state.fresh[n] then
-        table.insert(fresh, n)
-      end
-    end
-    for n in pairs(state.by_name) do
-      if not vim.tbl_contains(names, n) then
-        state.by_name[n], state.stamps[n] = nil, nil
-      end
-    end
-    state.fresh = {}
-    require("mcpdiff.bridge").notify_go("mcpdiff_buffers", vim.fn.getcwd(), names, fresh)
-  end)
+  send_report()
 end
 
 -- attach starts following the open files; called once the bridge runs.
