@@ -44,6 +44,20 @@ func jsonText(v any) (string, error) {
 	return string(b), nil
 }
 
+// failure is the answer of a tool that could not do its work: {"success":false,"message":…}.
+func failure(msg string) (string, error) {
+	return jsonText(struct {
+		Success bool   `json:"success"`
+		Message string `json:"message"`
+	}{false, msg})
+}
+
+// fileAnswer opens a successful answer about one file.
+type fileAnswer struct {
+	Success  bool   `json:"success"`
+	FilePath string `json:"filePath"`
+}
+
 func missingParam(name string) error {
 	return &ide.ToolError{Code: -32602, Message: "Invalid params", Data: "Missing required parameter: " + name}
 }
@@ -131,11 +145,10 @@ return require("mcpdiff.query").open_file(args)`, &ans, lua)
 		return ans.Message, nil
 	}
 	return jsonText(struct {
-		Success    bool   `json:"success"`
-		FilePath   string `json:"filePath"`
+		fileAnswer
 		LanguageID string `json:"languageId"`
 		LineCount  int    `json:"lineCount"`
-	}{true, path, ans.LanguageID, ans.LineCount})
+	}{fileAnswer{true, path}, ans.LanguageID, ans.LineCount})
 }
 
 type position struct {
@@ -215,12 +228,6 @@ func (e *Editor) getSelection(ctx context.Context, current bool) (string, error)
 	var ans selectionAnswer
 	if err := execLua(ctx, e.v, "read the selection", `return require("mcpdiff.query").selection()`, &ans); err != nil {
 		return "", err
-	}
-	failure := func(msg string) (string, error) {
-		return jsonText(struct {
-			Success bool   `json:"success"`
-			Message string `json:"message"`
-		}{false, msg})
 	}
 	if !current {
 		if ans.Latest == nil {
@@ -338,10 +345,7 @@ func (e *Editor) askDocument(ctx context.Context, args map[string]any, what stri
 		return "", ans, "", err
 	}
 	if !ans.Open {
-		answer, err = jsonText(struct {
-			Success bool   `json:"success"`
-			Message string `json:"message"`
-		}{false, "Document not open: " + path})
+		answer, err = failure("Document not open: " + path)
 	}
 	return path, ans, answer, err
 }
@@ -352,11 +356,10 @@ func (e *Editor) checkDocumentDirty(ctx context.Context, args map[string]any) (s
 		return answer, err
 	}
 	return jsonText(struct {
-		Success    bool   `json:"success"`
-		FilePath   string `json:"filePath"`
-		IsDirty    bool   `json:"isDirty"`
-		IsUntitled bool   `json:"isUntitled"`
-	}{true, path, ans.Dirty, ans.Untitled})
+		fileAnswer
+		IsDirty    bool `json:"isDirty"`
+		IsUntitled bool `json:"isUntitled"`
+	}{fileAnswer{true, path}, ans.Dirty, ans.Untitled})
 }
 
 func (e *Editor) saveDocument(ctx context.Context, args map[string]any) (string, error) {
@@ -372,9 +375,8 @@ func (e *Editor) saveDocument(ctx context.Context, args map[string]any) (string,
 		}{false, "Failed to save file: " + ans.Error, path})
 	}
 	return jsonText(struct {
-		Success  bool   `json:"success"`
-		FilePath string `json:"filePath"`
-		Saved    bool   `json:"saved"`
-		Message  string `json:"message"`
-	}{true, path, true, "Document saved successfully"})
+		fileAnswer
+		Saved   bool   `json:"saved"`
+		Message string `json:"message"`
+	}{fileAnswer{true, path}, true, "Document saved successfully"})
 }

@@ -46,12 +46,15 @@ func TestExecuteCodeIsNeitherListedNorCallable(t *testing.T) {
 	}
 }
 
+// toolCall is a call of one of the tools and a string its test expects of it.
+type toolCall struct {
+	tool string
+	args map[string]any
+	want string
+}
+
 func TestMissingRequiredParameterIsInvalidParams(t *testing.T) {
-	tests := []struct {
-		tool    string
-		args    map[string]any
-		missing string
-	}{
+	tests := []toolCall{
 		{"openDiff", map[string]any{"old_file_path": "/a", "new_file_path": "/a", "new_file_contents": ""}, "tab_name"},
 		{"openDiff", map[string]any{}, "old_file_path"},
 		{"close_tab", map[string]any{}, "tab_name"},
@@ -62,9 +65,9 @@ func TestMissingRequiredParameterIsInvalidParams(t *testing.T) {
 	s := startServer(t, nil, nil)
 	c := connectReady(t, s)
 	for _, tt := range tests {
-		t.Run(tt.tool+" without "+tt.missing, func(t *testing.T) {
+		t.Run(tt.tool+" without "+tt.want, func(t *testing.T) {
 			m := c.callTool(tt.tool, tt.args)()
-			wantError(t, m, -32602, "Missing required parameter: "+tt.missing)
+			wantError(t, m, -32602, "Missing required parameter: "+tt.want)
 			if m.Error.Message != "Invalid params" {
 				t.Errorf("message %q, want Invalid params", m.Error.Message)
 			}
@@ -127,11 +130,7 @@ func TestToolsListSnapshot(t *testing.T) {
 }
 
 func TestSimpleToolsAnswerTheEditorsText(t *testing.T) {
-	tests := []struct {
-		tool string
-		args map[string]any
-		text string
-	}{
+	tests := []toolCall{
 		{"openFile", map[string]any{"filePath": "/w/a.go", "makeFrontmost": false}, `{"success":true,"filePath":"/w/a.go","languageId":"go","lineCount":3}`},
 		{"getDiagnostics", map[string]any{"uri": "file:///w/a.go"}, `[{"uri":"file:///w/a.go","diagnostics":[]}]`},
 		{"getDiagnostics", map[string]any{}, `[]`},
@@ -151,10 +150,10 @@ func TestSimpleToolsAnswerTheEditorsText(t *testing.T) {
 					t.Errorf("editor queried %s, want %s", tool, tt.tool)
 				}
 				gotArgs = args
-				return tt.text, nil
+				return tt.want, nil
 			})
 			c := connectReady(t, s)
-			wantTexts(t, c.texts(c.callTool(tt.tool, tt.args)()), tt.text)
+			wantTexts(t, c.texts(c.callTool(tt.tool, tt.args)()), tt.want)
 			for k, v := range tt.args {
 				if gotArgs[k] != v {
 					t.Errorf("editor got %s=%v, want %v", k, gotArgs[k], v)
