@@ -344,19 +344,24 @@ func (c fileChange) paths() []string {
 
 // readText reads one text file for a read tool.
 func (s *Server) readText(ctx context.Context, path string) (*target, error) {
-	sc, err := s.scope(ctx)
+	f, err := s.resolveOne(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	files, err := resolveAll(sc, []string{path}, false)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := s.readTargets(files, readOpts{})
+	ts, err := s.readTargets([]workspace.File{f}, readOpts{})
 	if err != nil {
 		return nil, err
 	}
 	return ts[0], nil
+}
+
+// resolveOne resolves the path a tool was given within the caller's roots.
+func (s *Server) resolveOne(ctx context.Context, path string) (workspace.File, error) {
+	sc, err := s.scope(ctx)
+	if err != nil {
+		return workspace.File{}, err
+	}
+	return sc.resolve(path, false)
 }
 
 // sessionID identifies the calling client (views are per client).

@@ -13,7 +13,8 @@ import (
 // time: its lines split and tagged, its hash, its text escaped as JSON. The server
 // keeps its last reads of the files it read last: their lines, hash and answers,
 // for as long as the file keeps the identity it had (inode, size, modification
-// time, as a read of it tells), and answers a read of the same lines with them.
+// time and mode, as a stat of it tells), and answers a read of the same lines with
+// them without reading the file again.
 //
 // The identity is what Tx.Verify trusts too. Since Linux 6.13 a change made after a
 // stat of the file gets a modification time finer than the clock's tick, so no two
@@ -50,7 +51,7 @@ func (rs *readings) get(path string, info fs.FileInfo) (*edit.Reading, *keptRead
 		if k.path != path {
 			continue
 		}
-		if !workspace.Unchanged(info, k.info) {
+		if !workspace.Unchanged(info, k.info) || info.Mode() != k.info.Mode() {
 			rs.files = append(rs.files[:i], rs.files[i+1:]...)
 			return nil, nil
 		}

@@ -1,6 +1,7 @@
 package filetools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -237,7 +238,11 @@ func TestToolAnswersAreTheJSONMcpGoWrites(t *testing.T) {
 		{"tools list", mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(4)), mcp.ListToolsResult{}), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, plain := c.appendToolAnswer(nil, tc.msg)
+			parts, plain := c.toolAnswer(tc.msg)
+			got := bytes.Join(parts, nil)
+			if bytes.IndexByte(got, '\n') != len(got)-1 {
+				t.Fatalf("not one line ended by a newline: %q", got)
+			}
 			if plain != tc.plain {
 				t.Fatalf("written directly: %v, want %v", plain, tc.plain)
 			}

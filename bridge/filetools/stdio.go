@@ -4,12 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log"
+	"net"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
@@ -19,7 +24,7 @@ import (
 //
 // A tool result's text from bigTextFrom bytes on is escaped as JSON by the tool, as
 // it is made, and the result carries a short placeholder for it, which the writer of
-// the answer swaps for the escaped text (stdioConn.appendToolAnswer).
+// the answer swaps for the escaped text (stdioConn.toolAnswer).
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, logger *log.Logger) error {
 	s.bigTexts = &bigTexts{pending: map[string][]byte{}}
 	return newStdioConn(s, in, out, logger).serve(ctx)
@@ -103,4 +108,47 @@ func indexOf(keys []string, key string) int {
 		}
 	}
 	return -1
+}
+
+// writeParts writes the parts of one message. To a file (a pipe or socket, stdout)
+// that is one system call, writev, so that the reader wakes once for the whole
+// message and a big text is not copied into it first.
+func writeParts(out io.Writer, parts [][]byte) error {
+	if f, ok := out.(*os.File); ok {
+		if rc, err := f.SyscallConn(); err == nil {
+			return writev(rc, parts)
+		}
+	}
+	_, err := (*net.Buffers)(&parts).WriteTo(out)
+	return err
+}
+
+func writev(rc syscall.RawConn, parts [][]byte) error {
+	var werr error
+	err := rc.Write(func(fd uintptr) bool {
+		for len(parts) > 0 {
+			n, err := unix.Writev(int(fd), parts)
+			switch {
+			case errors.Is(err, unix.EINTR):
+				continue
+			case errors.Is(err, unix.EAGAIN):
+				return false // a non-blocking fd that is full: wait until it takes more
+			case err != nil:
+				werr = err
+				return true
+			}
+			for len(parts) > 0 && n >= len(parts[0]) { // a signal can cut a write short
+				n -= len(parts[0])
+				parts = parts[1:]
+			}
+			if len(parts) > 0 {
+				parts[0] = parts[0][n:]
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return werr
 }

@@ -209,28 +209,30 @@ func errorAnswer(id any, code int, message string) mcp.JSONRPCMessage {
 
 // write sends one message.
 func (c *stdioConn) write(msg any) {
-	b, ok := c.appendToolAnswer(nil, msg)
+	parts, ok := c.toolAnswer(msg)
 	if !ok {
-		var err error
-		if b, err = json.Marshal(msg); err != nil {
+		b, err := json.Marshal(msg)
+		if err != nil {
 			c.logger.Printf("encode an answer: %v", err)
 			return
 		}
+		parts = [][]byte{append(b, '\n')}
 	}
 	c.outMu.Lock()
-	_, err := c.out.Write(append(b, '\n'))
+	err := writeParts(c.out, parts)
 	c.outMu.Unlock()
 	if err != nil {
 		c.logger.Printf("write an answer: %v", err)
 	}
 }
 
-// appendToolAnswer appends msg as JSON when it is the answer to a tool call made of
-// text only, which is every answer of the file tools, and reports whether it was.
-// mcp-go encodes a tool's result through a map and encoding/json, then compacts it
-// again: for a big read, that was passes over half a megabyte. Here the text is
-// escaped once (a big text was escaped ahead, bigTexts), and the rest is fixed.
-func (c *stdioConn) appendToolAnswer(dst []byte, msg any) ([]byte, bool) {
+// toolAnswer encodes msg, with its closing newline, when it is the answer to a tool
+// call made of text only, which is every answer of the file tools, and reports
+// whether it was. mcp-go encodes a tool's result through a map and encoding/json,
+// then compacts it again: for a big read, that was passes over half a megabyte.
+// Here the text is escaped once, and a big text, escaped ahead (bigTexts), is a part
+// of its own: written as it is, never copied into the message.
+func (c *stdioConn) toolAnswer(msg any) (parts [][]byte, ok bool) {
 	res, ok := msg.(mcp.JSONRPCResponse)
 	if !ok {
 		return nil, false
@@ -249,26 +251,27 @@ func (c *stdioConn) appendToolAnswer(dst []byte, msg any) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(append(dst, id...), `,"result":{"content":[`...)
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	b = append(b, `,"result":{"content":[`...)
 	for i, content := range r.Content {
 		if i > 0 {
-			dst = append(dst, ',')
+			b = append(b, ',')
 		}
-		dst = append(dst, `{"type":"text","text":"`...)
+		b = append(b, `{"type":"text","text":"`...)
 		text := content.(mcp.TextContent).Text
 		if escaped, ok := c.srv.bigTexts.escaped(text); ok {
-			dst = append(dst, escaped...)
+			parts = append(parts, b, escaped)
+			b = nil
 		} else {
-			dst = jsonscan.AppendEscaped(dst, text)
+			b = jsonscan.AppendEscaped(b, text)
 		}
-		dst = append(dst, `"}`...)
+		b = append(b, `"}`...)
 	}
-	dst = append(dst, ']')
+	b = append(b, ']')
 	if r.IsError {
-		dst = append(dst, `,"isError":true`...)
+		b = append(b, `,"isError":true`...)
 	}
-	return append(dst, `}}`...), true
+	return append(parts, append(b, "}}\n"...)), true
 }
 
 func (c *stdioConn) forwardNotifications(ctx context.Context) {

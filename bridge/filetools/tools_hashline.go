@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/edit"
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // The hashline toolset: reads tag every line with a short hash of its
@@ -59,16 +60,9 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if err := req.BindArguments(&a); err != nil {
 		return fail(badArguments(req, err)), nil
 	}
-	t, err := s.readText(ctx, a.Path)
+	f, r, kept, err := s.reading(ctx, a.Path)
 	if err != nil {
 		return fail(err), nil
-	}
-	r, kept := s.readings.get(t.file.Abs, t.Info)
-	if r == nil {
-		if r, err = edit.NewReading(t.Content); err != nil {
-			return fail(err), nil
-		}
-		kept = s.readings.put(t.file.Abs, t.Info, r, len(t.Content))
 	}
 	// An end past the last line reads to the end, as models ask for "the next 100
 	// lines" without knowing the length; a start past it stays an error.
@@ -81,11 +75,37 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if n := r.Len(); n > s.cfg.MaxRead {
 		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, n, s.cfg.MaxRead)), nil
 	}
-	s.views.pushRead(viewKey(sessionID(ctx), t.file.Abs), r.Texts)
+	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), r.Texts)
 	if s.bigTexts != nil && r.Len() >= bigTextFrom {
 		return mcp.NewToolResultText(s.bigTexts.addEscaped(s.readings.answer(kept, r))), nil
 	}
 	return mcp.NewToolResultText(r.String()), nil
+}
+
+// reading returns the lines of the file at path and what is kept of its reads.
+// While the file keeps the identity its last read saw (readings.go), that read's
+// lines serve again and the file is not read: a stat is enough.
+func (s *Server) reading(ctx context.Context, path string) (workspace.File, *edit.Reading, *keptReading, error) {
+	f, err := s.resolveOne(ctx, path)
+	if err != nil {
+		return f, nil, nil, err
+	}
+	if f.Rel != "." {
+		if info, err := f.Root.Stat(f.Rel); err == nil {
+			if r, kept := s.readings.get(f.Abs, info); r != nil {
+				return f, r, kept, nil
+			}
+		}
+	}
+	ts, err := s.readTargets([]workspace.File{f}, readOpts{})
+	if err != nil {
+		return f, nil, nil, err
+	}
+	r, err := edit.NewReading(ts[0].Content)
+	if err != nil {
+		return f, nil, nil, err
+	}
+	return f, r, s.readings.put(f.Abs, ts[0].Info, r, len(ts[0].Content)), nil
 }
 
 func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
