@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkEdit is the work of the two hooks of one Edit of a 1,000-line file, in
-// process (tests/bench/hooks times the whole processes).
+// process (tests/bench/history/hooks_test.go times the whole processes).
 func BenchmarkEdit(b *testing.B) {
 	ws := testenv.TempDir(b)
 	path := filepath.Join(ws, "big.go")
