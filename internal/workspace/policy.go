@@ -84,7 +84,7 @@ func (p *Policy) Resolve(path string) (File, error) { return p.resolve(path, tru
 // ResolveNoFollow is Resolve except that a final symlink is not followed: File names
 // the link itself. Use it for operations on the name rather than the content
 // (delete, move), so that they act on (and refuse) the link, never silently on its
-// target (peers.md A7). Symlinks on the way to the final component are followed
+// target (TestA7InternalSymlinkMoveDelete). Symlinks on the way to the final component are followed
 // as in Resolve.
 func (p *Policy) ResolveNoFollow(path string) (File, error) { return p.resolve(path, false) }
 

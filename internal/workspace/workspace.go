@@ -17,7 +17,7 @@
 //     files); only Move and List also keep out of the history store.
 //
 // Writes replace files by rename (temp file in the same folder), never in place.
-// So a file that is hard linked from outside the root (peers.md A14) is split from
+// So a file that is hard linked from outside the root (TestA14HardLinkToOutside) is split from
 // its other name on the first write: the outside name keeps the old content.
 package workspace
 

@@ -66,7 +66,7 @@ func TestSelectionChanged(t *testing.T) {
 		// Charwise: "world\nsecond" (0-based lines, byte columns, end exclusive).
 		s.input("gg7|vjh")
 		expect("visual selection", position{0, 6}, position{1, 6}, "world\nsecond")
-		// Leaving visual mode keeps the selection until the cursor moves (#246).
+		// Leaving visual mode keeps the selection until the cursor moves.
 		s.input("<Esc>")
 		s.input("V")
 		expect("linewise selection", position{1, 0}, position{1, 11}, "second line")
