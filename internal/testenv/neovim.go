@@ -11,18 +11,37 @@ import (
 // Neovims are the Neovim binaries to run a test on: $MCPDIFF_NVIMS (colon-separated),
 // else Debian's /usr/bin/nvim and the Neovim 0.10 that scripts/nvim-0.10 installs,
 // those that exist. With none, the test is skipped, or fails when
-// MCPDIFF_REQUIRE_NVIM=1 (as in `make test`, where a missing Neovim must not pass).
+// MCPDIFF_REQUIRE_NVIM=1 (as in `make test`, where a missing Neovim must not pass);
+// then every one listed must exist, and an empty entry (a Neovim that was looked for
+// and not found) fails too.
 func Neovims(tb testing.TB) []string {
 	tb.Helper()
+	if NeovimRequired() {
+		for _, p := range neovimCandidates() {
+			if _, err := os.Stat(p); err != nil {
+				tb.Fatalf("MCPDIFF_REQUIRE_NVIM=1 and the Neovim %q of MCPDIFF_NVIMS=%q is missing: %v", p, os.Getenv("MCPDIFF_NVIMS"), err)
+			}
+		}
+	}
 	out := FoundNeovims()
 	if len(out) == 0 {
-		const msg = "no Neovim found (set MCPDIFF_NVIMS, colon-separated, or install Debian's neovim and run scripts/nvim-0.10)"
-		if os.Getenv("MCPDIFF_REQUIRE_NVIM") == "1" {
-			tb.Fatal(msg + "; MCPDIFF_REQUIRE_NVIM=1 says the tests need one")
-		}
-		tb.Skip(msg)
+		SkipWithoutNeovim(tb, "no Neovim found (set MCPDIFF_NVIMS, colon-separated, or install Debian's neovim and run scripts/nvim-0.10)")
 	}
 	return out
+}
+
+// NeovimRequired reports whether a test that lacks the Neovim it needs must fail
+// rather than skip (MCPDIFF_REQUIRE_NVIM=1, set by `make test`).
+func NeovimRequired() bool { return os.Getenv("MCPDIFF_REQUIRE_NVIM") == "1" }
+
+// SkipWithoutNeovim skips a test that lacks the Neovim it needs, or fails it when
+// NeovimRequired.
+func SkipWithoutNeovim(tb testing.TB, why string) {
+	tb.Helper()
+	if NeovimRequired() {
+		tb.Fatal(why + "; MCPDIFF_REQUIRE_NVIM=1 says the tests need it")
+	}
+	tb.Skip(why)
 }
 
 // FoundNeovims are the Neovims of Neovims that exist, without a test to skip or fail.
@@ -38,7 +57,7 @@ func FoundNeovims() []string {
 
 func neovimCandidates() []string {
 	if env := os.Getenv("MCPDIFF_NVIMS"); env != "" {
-		return strings.FieldsFunc(env, func(r rune) bool { return r == ':' })
+		return strings.Split(env, ":")
 	}
 	home, _ := os.UserHomeDir()
 	return []string{"/usr/bin/nvim", filepath.Join(home, ".cache/nvim-0.10/bin/nvim")}

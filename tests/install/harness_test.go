@@ -159,7 +159,7 @@ func eachNvim(t *testing.T, min [2]int, fn func(t *testing.T, nvimBin string)) {
 		t.Run(fmt.Sprintf("nvim-%d.%d.%d", v[0], v[1], v[2]), func(t *testing.T) { fn(t, bin) })
 	}
 	if !ran {
-		t.Skipf("needs Neovim %d.%d or newer in MCPDIFF_NVIMS (have %v)", min[0], min[1], nvims)
+		testenv.SkipWithoutNeovim(t, fmt.Sprintf("needs Neovim %d.%d or newer in MCPDIFF_NVIMS (have %v)", min[0], min[1], nvims))
 	}
 }
 

@@ -152,10 +152,7 @@ func BenchmarkEditLongHistory(b *testing.B) {
 
 // BenchmarkPreWithNeovim: PreToolUse asks a running Neovim (claude in its terminal).
 func BenchmarkPreWithNeovim(b *testing.B) {
-	nvim, err := exec.LookPath("nvim")
-	if err != nil {
-		b.Skip("no nvim on PATH")
-	}
+	nvim := testenv.Neovims(b)[0]
 	for range b.N {
 		w := newHookWS(b)
 		sock := testenv.ListenNeovim(b, nvim, "", nil, w.file).Sock
