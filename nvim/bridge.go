@@ -134,8 +134,11 @@ func connectionError(err error) error {
 	return nil
 }
 
-func (b *bridge) registerHandlers() error {
-	handlers := map[string]any{
+// handlers are the methods the Lua plugin calls on the bridge (its notify_go and
+// request): the one list of their names, which TestLuaCallsOnlyTheseHandlers checks
+// every call of lua/mcpdiff against.
+func (b *bridge) handlers() map[string]any {
+	return map[string]any{
 		"mcpdiff_accept": func(tab string, changed, empty bool) { b.editor.accept(tab, changed, empty) },
 		"mcpdiff_reject": func(tab string) { b.editor.reject(tab) },
 		"mcpdiff_selection": func(params map[string]any) {
@@ -156,7 +159,10 @@ func (b *bridge) registerHandlers() error {
 		"mcpdiff_review":  b.review.list,
 		"mcpdiff_touches": b.review.touches,
 	}
-	for method, fn := range handlers {
+}
+
+func (b *bridge) registerHandlers() error {
+	for method, fn := range b.handlers() {
 		if err := b.v.RegisterHandler(method, fn); err != nil {
 			return fmt.Errorf("register %s: %w", method, err)
 		}

@@ -2,9 +2,45 @@ package nvim
 
 import (
 	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 )
+
+// Every method the Lua plugin calls on the bridge (notify_go, request) is one the
+// bridge handles, and every handler is called: a renamed method fails here, not as a
+// call that Neovim drops.
+func TestLuaCallsOnlyTheseHandlers(t *testing.T) {
+	files, err := filepath.Glob("../lua/mcpdiff/*.lua")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the plugin's Lua files: %v %v", files, err)
+	}
+	call := regexp.MustCompile(`(?:notify_go|request)\("([^"]+)"`)
+	called := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(data), -1) {
+			called[m[1]] = true
+		}
+	}
+	handled := (&bridge{}).handlers()
+	for _, name := range slices.Sorted(maps.Keys(called)) {
+		if handled[name] == nil {
+			t.Errorf("lua/mcpdiff calls %q, which nvim/bridge.go does not handle", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(handled)) {
+		if !called[name] {
+			t.Errorf("nvim/bridge.go handles %q, which lua/mcpdiff never calls", name)
+		}
+	}
+}
 
 // The plugin's description of its Neovim reads as encoding/json reads it.
 func FuzzParseNeovimInfo(f *testing.F) {

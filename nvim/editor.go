@@ -142,6 +142,22 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	return nil
 }
 
+// closeReason is a `reason` of the User McpDiffClosed event that the Go side gives;
+// close_reasons in lua/mcpdiff/diff.lua is the list of all of them, which
+// TestCloseReasonsAreDocumented checks these against.
+type closeReason string
+
+const (
+	closedAccepted closeReason = "accepted" // the proposal was saved, FILE_SAVED sent
+	closedByClient closeReason = "closed"   // Claude Code closed it (closeAllDiffTabs, or after an answer)
+	closedFailed   closeReason = "failed"   // drawing it failed, or openDiff was cancelled meanwhile
+)
+
+// closeView tears down the view of tabName in Neovim, firing McpDiffClosed.
+func closeView(ctx context.Context, v *nvimrpc.Nvim, what, tabName string, reason closeReason) error {
+	return execLua(ctx, v, what, `return require("mcpdiff.diff").close(...)`, nil, tabName, string(reason))
+}
+
 // dropHalfDrawn removes what a failed OpenDiff left in Neovim, in the background: the
 // caller's ctx may be over, and OpenDiff must return with it.
 func (e *Editor) dropHalfDrawn(tabName string) {
@@ -150,7 +166,7 @@ func (e *Editor) dropHalfDrawn(tabName string) {
 		defer e.watches.Done()
 		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
 		defer cancel()
-		if err := execLua(ctx, e.v, "drop the diff", `return require("mcpdiff.diff").close(...)`, nil, tabName, "failed"); err != nil {
+		if err := closeView(ctx, e.v, "drop the diff", tabName, closedFailed); err != nil {
 			e.logf("nvim: %v", err)
 		}
 	}()
@@ -161,11 +177,11 @@ func (e *Editor) dropHalfDrawn(tabName string) {
 // and reloads its unmodified buffers.
 func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Outcome) error {
 	path, accepted, known := e.forget(tabName)
-	reason := "closed"
+	reason := closedByClient
 	if outcome == ide.Accepted {
-		reason = "accepted"
+		reason = closedAccepted
 	}
-	err := execLua(ctx, e.v, "close the diff", `return require("mcpdiff.diff").close(...)`, nil, tabName, reason)
+	err := closeView(ctx, e.v, "close the diff", tabName, reason)
 	if outcome == ide.Accepted && known {
 		e.reloadWhenWritten(path, accepted)
 	}

@@ -849,8 +849,8 @@ local function displayed(b)
 end
 
 -- close_reasons is every `reason` of User McpDiffClosed, the one list of them: the
--- Go side passes "accepted", "closed" and "failed", and a test checks that the help
--- describes each one.
+-- Go side passes "accepted", "closed" and "failed" (closeReason in nvim/editor.go),
+-- and a test checks that the help describes each one.
 M.close_reasons = {
   accepted = "the proposal was saved and Claude Code got FILE_SAVED",
   rejected = "the view was closed without saving (DIFF_REJECTED)",

@@ -52,18 +52,11 @@ return failures`, &failures, root, links)
 // Every reason of User McpDiffClosed, as the Lua table lists them, is described in
 // the help, and every reason the Go side passes is one of them.
 func TestCloseReasonsAreDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(repoRoot, "doc", "mcpdiff.txt"))
-	if err != nil {
-		t.Fatal(err)
+	help := between(repoFile(t, "doc/mcpdiff.txt"), "*McpDiffClosed*", "\n\n")
+	fromGo := regexp.MustCompile(`closeReason = "([^"]+)"`).FindAllStringSubmatch(repoFile(t, "nvim/editor.go"), -1)
+	if len(fromGo) < 3 {
+		t.Fatalf("nvim/editor.go: want the closeReason constants, found %q", fromGo)
 	}
-	help := string(doc)
-	help = help[strings.Index(help, "*McpDiffClosed*"):]
-	help = help[:strings.Index(help, "\n\n")]
-	goSide, err := os.ReadFile(filepath.Join(repoRoot, "nvim", "editor.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromGo := regexp.MustCompile(`"(accepted|closed|failed|rejected|replaced)"`).FindAllStringSubmatch(string(goSide), -1)
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
 		var reasons []string
@@ -102,11 +95,7 @@ func TestHelpShowsTheConfigDefaults(t *testing.T) {
 	}
 	start += len(openMark)
 	end := start + strings.Index(text[start:], closeMark)
-	nv := strings.Split(os.Getenv("MCPDIFF_NVIMS"), ":")[0]
-	if nv == "" {
-		nv = "nvim"
-	}
-	s := newSession(t, nv)
+	s := newSession(t, testenv.Neovims(t)[0])
 	var lines []string
 	s.lua(`vim.opt.rtp:prepend(...) return require("mcpdiff.config").help_defaults()`, &lines, repoRoot)
 	want := strings.Join(lines, "\n")
@@ -119,4 +108,57 @@ func TestHelpShowsTheConfigDefaults(t *testing.T) {
 		}
 		t.Fatalf("the defaults block of :help mcpdiff-config differs from config.lua's options (UPDATE_SNAPSHOTS=1 rewrites it)\n got:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// The keys the help and the README name (a <leader> key, or ]x and [x) are defaults of
+// config.lua's keymaps, and :help mcpdiff-keymaps lists every default: a changed
+// default fails here until the prose follows it.
+func TestDocsNameTheDefaultKeys(t *testing.T) {
+	s := newSession(t, testenv.Neovims(t)[0])
+	var defaults []string
+	s.lua(`vim.opt.rtp:prepend(...)
+local out = {}
+for _, o in ipairs(require("mcpdiff.config").options) do
+  if o[1]:match("^keymaps%.") and type(o[2]) == "string" then table.insert(out, o[2]) end
+end
+return out`, &defaults, repoRoot)
+	if len(defaults) < 8 {
+		t.Fatalf("keymap defaults: %q", defaults)
+	}
+	key := regexp.MustCompile("<leader>[a-z]+|(?:^|[\\s`(])([][][a-z])(?:$|[\\s`),.])")
+	for _, doc := range []string{"doc/mcpdiff.txt", "README.md"} {
+		for i, line := range strings.Split(repoFile(t, doc), "\n") {
+			for _, m := range key.FindAllStringSubmatch(line, -1) {
+				k := m[0]
+				if m[1] != "" {
+					k = m[1]
+				}
+				if !slices.Contains(defaults, k) {
+					t.Errorf("%s:%d names the key %s, which no keymap of config.lua has as its default", doc, i+1, k)
+				}
+			}
+		}
+	}
+	section := between(repoFile(t, "doc/mcpdiff.txt"), "*mcpdiff-keymaps*", "*mcpdiff-review*")
+	for _, k := range defaults {
+		if !strings.Contains(section, k) {
+			t.Errorf(":help mcpdiff-keymaps does not list the default key %s", k)
+		}
+	}
+}
+
+// repoFile is a file of the repository, as text.
+func repoFile(t *testing.T, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// between is the part of text from the first from to the first end after it.
+func between(text, from, end string) string {
+	text = text[strings.Index(text, from):]
+	return text[:strings.Index(text, end)]
 }
