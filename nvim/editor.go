@@ -248,11 +248,11 @@ func (e *Editor) reject(tabName string) {
 	}
 }
 
-// reloadWhenWritten reloads path's unmodified buffers as soon as the file changes
-// (or at once when it already holds the accepted text), giving up after
-// reloadTimeout. Polling a stat every few milliseconds is cheaper and more exact
-// than claudecode.nvim's fixed 100 ms wait. It ends the wait of an earlier accepted
-// diff of the file: that one's write has come, or will not.
+// reloadWhenWritten reloads path's unmodified buffers once the client has written
+// the file (writeSeen), giving up after reloadTimeout. Polling a stat every few
+// milliseconds is cheaper and more exact than claudecode.nvim's fixed 100 ms wait. It
+// ends the wait of an earlier accepted diff of the file: that one's write has come,
+// or will not.
 func (e *Editor) reloadWhenWritten(path, accepted string) {
 	superseded := make(chan struct{})
 	e.mu.Lock()
@@ -271,12 +271,10 @@ func (e *Editor) reloadWhenWritten(path, accepted string) {
 			}
 			e.mu.Unlock()
 		}()
-		first := ide.Stamp(path)
-		if first.Exists && first.Size == int64(len(accepted)) {
-			if data, err := os.ReadFile(path); err == nil && string(data) == accepted {
-				e.reload(path)
-				return
-			}
+		w := newWriteSeen(path, accepted)
+		if w.holdsText(w.first) {
+			e.reload(path)
+			return
 		}
 		deadline := time.NewTimer(e.reloadTimeout)
 		defer deadline.Stop()
@@ -292,13 +290,49 @@ func (e *Editor) reloadWhenWritten(path, accepted string) {
 				e.logf("nvim: %s was not written within %v of being accepted; its buffers were not reloaded", path, e.reloadTimeout)
 				return
 			case <-tick.C:
-				if ide.Stamp(path) != first {
+				if w.written() {
 					e.reload(path)
 					return
 				}
 			}
 		}
 	}()
+}
+
+// writeSeen tells, poll by poll, when the client has written a file it accepted with
+// text: as soon as the file holds text, or once it has changed and then stayed the
+// same for a poll (the client wrote something else). A write caught half-way (the
+// file truncated, the text not yet in it) is not reloaded: that would show an empty
+// buffer and lose every window's place in it.
+type writeSeen struct {
+	path, text  string
+	first, last ide.FileStamp
+}
+
+func newWriteSeen(path, text string) *writeSeen {
+	return &writeSeen{path: path, text: text, first: ide.Stamp(path)}
+}
+
+func (w *writeSeen) holdsText(now ide.FileStamp) bool {
+	if !now.Exists || now.Size != int64(len(w.text)) {
+		return false
+	}
+	data, err := os.ReadFile(w.path)
+	return err == nil && string(data) == w.text
+}
+
+// written is one poll.
+func (w *writeSeen) written() bool {
+	now := ide.Stamp(w.path)
+	if now == w.first {
+		return false
+	}
+	if w.holdsText(now) {
+		return true
+	}
+	settled := now == w.last
+	w.last = now
+	return settled
 }
 
 func (e *Editor) reload(path string) {
