@@ -46,10 +46,11 @@ type keptFile struct {
 
 func (k *keptFile) size() int { return cap(k.content) + cap(k.spare) }
 
-// keep remembers content as the file at path, whose stat after the write is info.
-// private says that only private reads saw the content it replaces, and that nothing
-// but this keeps content: the memory of the replaced one becomes the spare.
-func (w *written) keep(path string, info fs.FileInfo, content []byte, private bool) {
+// keep remembers content as the file at path, whose stat after the write is info;
+// replaced is the content the write replaced. private says that only private reads
+// saw replaced (read from the file by this call, or kept here and never shared), and
+// that nothing but this keeps content: its memory becomes the spare.
+func (w *written) keep(path string, info fs.FileInfo, content, replaced []byte, private bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	old, had := w.files[path]
@@ -61,8 +62,8 @@ func (w *written) keep(path string, info fs.FileInfo, content []byte, private bo
 		w.files = map[string]*keptFile{}
 	}
 	k := &keptFile{info: info, content: content, shared: !private}
-	if private && had && !old.shared {
-		k.spare = old.content
+	if private && !(had && old.shared) && !sameMemory(replaced, content) {
+		k.spare = replaced
 	}
 	for w.bytes+k.size() > keepBytes {
 		w.forgetLocked(w.order[0])
@@ -116,4 +117,10 @@ func (w *written) forgetLocked(path string) {
 			break
 		}
 	}
+}
+
+// sameMemory reports whether a and b are slices of one array (a slice made by
+// reslicing keeps its array's end): the spare must never be the kept content.
+func sameMemory(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][cap(a)-1] == &b[:cap(b)][cap(b)-1]
 }

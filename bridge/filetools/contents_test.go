@@ -106,3 +106,37 @@ func TestReusedMemoryLeavesReadsIntact(t *testing.T) {
 	expectFile(t, path, content, 0o644)
 	replace("line 0000006 of a big file\n", "")
 }
+
+// The memory of the content an edit replaced becomes the spare for the file's next
+// edit also when that content was read from the file (the first edit of a big file):
+// otherwise the second edit takes fresh memory and, for a moment, the process holds
+// three copies of the file. Memory the kept content lives in never becomes a spare.
+func TestTheReplacedContentBecomesTheSpare(t *testing.T) {
+	path := filepath.Join(testenv.TempDir(t), "big.txt")
+	content := []byte(strings.Repeat("x", keepFrom))
+	writeFile(t, path, string(content), 0o644)
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		replaced  []byte
+		private   bool
+		wantSpare bool
+	}{
+		{"read from the file by a private call", make([]byte, keepFrom), true, true},
+		{"seen by a read that may keep it", make([]byte, keepFrom), false, false},
+		{"the kept content's own memory", content[1:], true, false},
+	} {
+		var w written
+		w.keep(path, info, content, tc.replaced, tc.private)
+		kept, spare, ok := w.content(path, info, true)
+		if !ok || &kept[0] != &content[0] {
+			t.Fatalf("%s: the written content is not kept", tc.name)
+		}
+		if got := spare != nil && &spare[0] == &tc.replaced[0]; got != tc.wantSpare {
+			t.Errorf("%s: the replaced content is the spare: %v, want %v", tc.name, got, tc.wantSpare)
+		}
+	}
+}

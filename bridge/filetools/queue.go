@@ -189,6 +189,6 @@ func (s *Server) writeBatch(ctx context.Context, calls []*queuedCall, private bo
 	if _, err = s.recordAll(ctx, []history.StoreCommit{sc}); err != nil {
 		return explainApplyError(err)
 	}
-	s.written.keep(first.t.file.Abs, tx.Written(first.t.file), last.after, private)
+	s.written.keep(first.t.file.Abs, tx.Written(first.t.file), last.after, first.t.Was.Content, private)
 	return nil
 }

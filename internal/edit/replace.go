@@ -91,11 +91,12 @@ func indexAll(s, sep []byte, limit int) []int {
 }
 
 // replaceAt builds s with the oldLen bytes at each offset in at replaced by new, in
-// dst's memory when it has room.
+// dst's memory when it has room. New memory has room for the content to grow by a
+// little: it may be reused for a later content, often a few bytes longer.
 func replaceAt(dst, s []byte, at []int, oldLen int, new []byte) []byte {
 	out := dst[:0]
 	if n := len(s) + len(at)*(len(new)-oldLen); cap(out) < n {
-		out = make([]byte, 0, n)
+		out = make([]byte, 0, n+n/256)
 	}
 	prev := 0
 	for _, i := range at {
