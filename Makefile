@@ -3,6 +3,8 @@
 #             on Neovim 0.7.2 and 0.10, and a short run of every fuzz target
 # make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua
 # make bench  benchmarks, side by side with the peers they name
+# make cross  builds and vets for macOS, Windows, FreeBSD and Linux/arm64 (part of make test)
+# make release  bin/mcpdiff for each of those systems, into dist/, with SHA256SUMS
 # make screenshots  the README's pictures, doc/images/*.png: Neovim 0.10's terminal UI
 #             in tmux, drawn by headless Chromium (SCREENSHOTS=DIR writes them elsewhere)
 
@@ -13,7 +15,7 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum lua/mcpdiff/version.lua
 FUZZTIME ?= 4s
 
-.PHONY: all test unit fuzz bench screenshots clean lint
+.PHONY: all test unit fuzz bench screenshots clean lint cross portable release
 
 # doc/tags first: `:help mcpdiff` works even when the Go build cannot run.
 all: doc/tags $(BIN)
@@ -37,13 +39,41 @@ $(RACEBIN): $(SOURCES)
 # Neovim 0.7.2 is Debian's `nvim`; 0.10 comes from scripts/nvim-0.10 (cached in
 # ~/.cache/nvim-0.10 after the first run). The tests run every listed Neovim, and
 # fail (not skip) without one.
-test: $(BIN) $(RACEBIN) lint
+test: $(BIN) $(RACEBIN) lint cross
 	MCPDIFF_BIN=$(CURDIR)/$(RACEBIN) MCPDIFF_REQUIRE_NVIM=1 \
 		MCPDIFF_NVIMS="$$(command -v nvim):$$(scripts/nvim-0.10)" \
 		$(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) portable
 	@# A 50 MB frame takes minutes under -race (JSON decoding); without it, seconds.
 	$(GO) test -count=1 -run 'FiftyMegabyte' ./bridge/ide/
 	$(MAKE) fuzz
+
+# The systems a release is built for; CI runs on linux/amd64 only, so `cross` builds
+# the binary and vets every package (tests included) for the others.
+TARGETS := darwin/arm64 darwin/amd64 linux/arm64 windows/amd64 freebsd/amd64
+cross:
+	@set -e; for t in $(TARGETS); do \
+		echo "cross $$t"; \
+		CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/mcpdiff; \
+		CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
+		(cd internal/testenv && CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...); \
+	done
+
+# The code paths of systems without Linux's extras (no renameat2, hence no spare
+# files; no inode numbers, hence no cached hashes; no /proc; no writev), run here:
+# the history, workspace and file-tool packages, and the end-to-end suite of the
+# binary (tools, CLI, decisions under faults), built with the tag portable.
+PORTABLEBIN := bin/mcpdiff-portable
+$(PORTABLEBIN): $(SOURCES)
+	$(GO) build -race -tags portable -ldflags "-X main.commit=$(COMMIT)" -o $(PORTABLEBIN) ./cmd/mcpdiff
+portable: $(PORTABLEBIN)
+	$(GO) test -race -count=1 -tags portable ./internal/history/ ./internal/workspace/ ./bridge/filetools/ ./cmd/mcpdiff/
+	MCPDIFF_BIN=$(CURDIR)/$(PORTABLEBIN) $(GO) test -race -count=1 -tags portable -timeout 30m ./tests/serve/
+
+# Release binaries: static, one per system, named mcpdiff-VERSION-OS-ARCH (.exe on
+# Windows), with their SHA-256 sums (scripts/release).
+release:
+	scripts/release $(TARGETS)
 
 # A finding is written to testdata/fuzz and fails every later run, so a failure that
 # a second run does not repeat is the fuzzing engine's (it can lose a worker under
@@ -94,4 +124,4 @@ screenshots: $(BIN)
 		$(GO) test -count=1 -run '^TestScreenshots$$' -v ./tests/screenshots/
 
 clean:
-	rm -rf bin doc/tags
+	rm -rf bin dist doc/tags

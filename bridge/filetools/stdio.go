@@ -4,17 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"log"
-	"net"
-	"os"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"golang.org/x/sys/unix"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
 )
@@ -108,47 +103,4 @@ func indexOf(keys []string, key string) int {
 		}
 	}
 	return -1
-}
-
-// writeParts writes the parts of one message. To a file (a pipe or socket, stdout)
-// that is one system call, writev, so that the reader wakes once for the whole
-// message and a big text is not copied into it first.
-func writeParts(out io.Writer, parts [][]byte) error {
-	if f, ok := out.(*os.File); ok {
-		if rc, err := f.SyscallConn(); err == nil {
-			return writev(rc, parts)
-		}
-	}
-	_, err := (*net.Buffers)(&parts).WriteTo(out)
-	return err
-}
-
-func writev(rc syscall.RawConn, parts [][]byte) error {
-	var werr error
-	err := rc.Write(func(fd uintptr) bool {
-		for len(parts) > 0 {
-			n, err := unix.Writev(int(fd), parts)
-			switch {
-			case errors.Is(err, unix.EINTR):
-				continue
-			case errors.Is(err, unix.EAGAIN):
-				return false // a non-blocking fd that is full: wait until it takes more
-			case err != nil:
-				werr = err
-				return true
-			}
-			for len(parts) > 0 && n >= len(parts[0]) { // a signal can cut a write short
-				n -= len(parts[0])
-				parts = parts[1:]
-			}
-			if len(parts) > 0 {
-				parts[0] = parts[0][n:]
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	return werr
 }

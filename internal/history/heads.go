@@ -9,7 +9,8 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // head is the last recorded state of one path. A file whose bytes differ from its
@@ -28,12 +29,13 @@ type head struct {
 }
 
 // identity is what a head remembers of a file's stat.
+// Without inode numbers (ok false) no head knows a file: its hash is computed.
 func identity(fi fs.FileInfo) (ino uint64, size, mtime int64, ok bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	_, ino, ok = workspace.FileID(fi)
 	if !ok {
 		return 0, 0, 0, false
 	}
-	return uint64(st.Ino), fi.Size(), fi.ModTime().UnixNano(), true
+	return ino, fi.Size(), fi.ModTime().UnixNano(), true
 }
 
 // knows reports whether fi is the file as it was when the head was written.

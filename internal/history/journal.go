@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"syscall"
+
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // A decision (accept, reject, cleanup) changes several files at once: users'
@@ -454,11 +456,11 @@ func (s *Store) journalIdentity() (string, error) {
 	if err != nil {
 		return "", s.files.fail("read", journalDir, err)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	dev, ino, ok := workspace.FileID(fi)
 	if !ok {
 		return "", nil
 	}
-	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
+	return fmt.Sprintf("%d:%d", dev, ino), nil
 }
 
 // pendingDrop is what an unfinished cleanup drops (nil when none is pending).

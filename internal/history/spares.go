@@ -8,8 +8,6 @@ import (
 	"path"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Every edit creates files: without a conversation id, a log, a diff folder and a
@@ -22,6 +20,11 @@ import (
 // take them (a rename is atomic: the loser finds the name gone and creates its own),
 // and they are always empty: nothing is written into a spare until it has its final
 // name, so a process killed at any point leaves either an empty spare or nothing.
+//
+// Taking a spare needs a rename that never replaces its target (Linux renameat2
+// RENAME_NOREPLACE, macOS renameatx_np RENAME_EXCL: spares_linux.go,
+// spares_darwin.go). Elsewhere, and in builds with the tag portable, there are no
+// spares (spares_portable.go): the store creates each file itself, with O_EXCL.
 
 const spareDir = "spare"
 
@@ -50,6 +53,9 @@ type spares struct {
 var processSpares sync.Map // store dir → *spares
 
 func sparesOf(files storeFiles) *spares {
+	if !sparesSupported {
+		return nil
+	}
 	p, _ := processSpares.LoadOrStore(files.dir, &spares{root: files.root})
 	sp := p.(*spares)
 	sp.mu.Lock()
@@ -85,12 +91,12 @@ func (p *spares) take(dst string, dir bool) bool {
 	for len(*list) > 0 {
 		name := (*list)[len(*list)-1]
 		*list = (*list)[:len(*list)-1]
-		err := unix.Renameat2(int(p.dir.Fd()), name, int(to.Fd()), path.Base(dst), unix.RENAME_NOREPLACE)
+		err := renameNoReplace(p.dir, name, to, path.Base(dst))
 		if err == nil {
 			p.wake()
 			return true
 		}
-		if !errors.Is(err, unix.ENOENT) { // taken by another process: try the next
+		if !errors.Is(err, fs.ErrNotExist) { // taken by another process: try the next
 			*list = append(*list, name)
 			return false
 		}
@@ -127,6 +133,9 @@ func (p *spares) adopt() {
 
 // keepUp makes the pool refill itself from now on.
 func (p *spares) keepUp() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.keep {
@@ -205,16 +214,7 @@ func (p *spares) refill() {
 		}
 		name := rand.Text()
 		p.mu.Unlock()
-		var err error
-		if dir {
-			err = unix.Mkdirat(int(p.dir.Fd()), name, 0o700)
-		} else {
-			var fd int
-			fd, err = unix.Openat(int(p.dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-			if err == nil {
-				err = unix.Close(fd)
-			}
-		}
+		err := makeSpare(p.dir, name, dir)
 		p.mu.Lock()
 		if err != nil {
 			return

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,6 +54,9 @@ func (w *ws) waitSpares() {
 // diff folder and diff, and for the write's temp file; what it records is as
 // without them.
 func TestSparesBecomeTheStoresNewFiles(t *testing.T) {
+	if !sparesSupported {
+		t.Skip("this build keeps no spares: TestNoSparesWithoutANoReplaceRename")
+	}
 	w := newWS(t)
 	w.store.KeepSpares()
 	w.waitSpares()
@@ -119,5 +124,25 @@ func TestSparesWithContentAreLeftAlone(t *testing.T) {
 	list, err := w.store.List(Filter{Conversation: conv})
 	if err != nil || len(list.Entries) != 1 || len(list.Warnings) != 0 {
 		t.Fatalf("the new conversation's log holds %d entries (warnings %q, %v), want its one edit", len(list.Entries), list.Warnings, err)
+	}
+}
+
+// Where no rename refuses to replace its target (and in the portable build), the
+// store keeps no spares and creates its files itself: an edit is recorded and
+// rejected as with them, and spare/ is never made.
+func TestNoSparesWithoutANoReplaceRename(t *testing.T) {
+	if sparesSupported {
+		t.Skip("this build keeps spares: TestSparesBecomeTheStoresNewFiles")
+	}
+	w := newWS(t)
+	w.store.KeepSpares()
+	w.writeRaw("a.txt", "one\n")
+	conv := NewConversationID()
+	e := w.edit(conv, "a.txt", "two\n")
+	w.expect("a.txt", "two\n")
+	w.mustDecide(Rejected, e.EditID)
+	w.expect("a.txt", "one\n")
+	if _, err := os.Stat(filepath.Join(w.store.dir, spareDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("spare/ exists in a build without spares (%v)", err)
 	}
 }

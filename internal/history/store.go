@@ -39,7 +39,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -190,10 +189,7 @@ func formatLine() string { return "mcpdiff-edit-history " + strconv.Itoa(formatV
 
 // ownedByMe reports whether this user owns fi: a store another user planted in a
 // shared parent folder (/tmp/.mcp) must not receive copies of our files.
-func ownedByMe(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return !ok || int(st.Uid) == os.Getuid()
-}
+func ownedByMe(fi fs.FileInfo) bool { return workspace.OwnedByMe(fi) }
 
 func checkFormat(files storeFiles) error {
 	dir := files.dir

@@ -38,6 +38,13 @@ func NeovimRequired() bool { return os.Getenv("MCPDIFF_REQUIRE_NVIM") == "1" }
 // NeovimRequired.
 func SkipWithoutNeovim(tb testing.TB, why string) {
 	tb.Helper()
+	SkipWithout(tb, why)
+}
+
+// SkipWithout skips a test that lacks a program .ci/run installs (a Neovim, an awk),
+// or fails it under `make test` (NeovimRequired), where every one must be there.
+func SkipWithout(tb testing.TB, why string) {
+	tb.Helper()
 	if NeovimRequired() {
 		tb.Fatal(why + "; MCPDIFF_REQUIRE_NVIM=1 says the tests need it")
 	}

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -86,6 +85,6 @@ func QuitNeovim(tb testing.TB, v *nvimrpc.Nvim) {
 	_ = v.Close()
 	if !Within(WaitLimit, func() bool { return !ProcessAlive(jobPID) }) {
 		tb.Errorf("the bridge (pid %d) still runs after Neovim quit", jobPID)
-		_ = syscall.Kill(jobPID, syscall.SIGKILL)
+		KillProcess(jobPID)
 	}
 }

@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -63,29 +60,9 @@ func FirstMatch(tb testing.TB, r io.Reader, re *regexp.Regexp) string {
 	}
 }
 
-// ProcessAlive tells whether pid still runs (a zombie counts as gone).
-func ProcessAlive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
+// KillProcess kills pid, if it still runs.
+func KillProcess(pid int) {
+	if p, err := os.FindProcess(pid); err == nil && pid > 0 {
+		_ = p.Kill()
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) < 3 || fields[2] != "Z"
-}
-
-// StatusKB is a field of /proc/PID/status that Linux gives in kB (VmRSS, VmHWM).
-func StatusKB(pid int, field string) (int, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }

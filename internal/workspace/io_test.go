@@ -13,13 +13,6 @@ import (
 	"testing"
 )
 
-// currentUmask reads the process umask (tests here do not run in parallel).
-func currentUmask() fs.FileMode {
-	mask := syscall.Umask(0)
-	syscall.Umask(mask)
-	return fs.FileMode(mask)
-}
-
 func modeOf(t *testing.T, path string) fs.FileMode {
 	t.Helper()
 	info, err := os.Lstat(path)

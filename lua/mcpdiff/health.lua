@@ -13,6 +13,26 @@ local function reporter()
   return h.report_start, h.report_ok, h.report_warn, h.report_error, h.report_info
 end
 
+-- rebuild_advice says how to get a binary of this plugin's version: build it, or put
+-- the release binary for this system where the plugin looks.
+local function rebuild_advice()
+  local uname = (vim.uv or vim.loop).os_uname()
+  local os_name = ({ Darwin = "darwin", Linux = "linux", FreeBSD = "freebsd" })[uname.sysname]
+    or uname.sysname:lower()
+  local arch = ({ x86_64 = "amd64", aarch64 = "arm64", arm64 = "arm64", amd64 = "amd64" })[uname.machine]
+    or uname.machine
+  local root = require("mcpdiff.bridge").plugin_root()
+  return {
+    "Build it: run `make` in " .. root .. " (needs Go 1.25 or newer)",
+    ("Or, without Go: put the release binary mcpdiff-%s-%s-%s at %s/bin/mcpdiff"):format(
+      require("mcpdiff").version,
+      os_name,
+      arch,
+      root
+    ),
+  }
+end
+
 -- binary_version runs `mcpdiff version` (blocking is fine inside :checkhealth).
 local function binary_version(bin)
   local out = vim.fn.system({ bin, "version" })
@@ -171,18 +191,15 @@ function M.check()
   start("mcpdiff: binary")
   local bin, why = bridge.find_bin()
   if not bin then
-    err(why)
+    err(why, rebuild_advice())
   else
     local got, out = binary_version(bin)
     if not got then
-      err(
-        ("%s does not run: %s"):format(bin, out),
-        { "Rebuild it: run `make` in " .. bridge.plugin_root() }
-      )
+      err(("%s does not run: %s"):format(bin, out), rebuild_advice())
     elseif got ~= mcpdiff.version then
       err(
         ("%s is version %s, the Lua plugin is %s"):format(bin, got, mcpdiff.version),
-        { "Rebuild it: run `make` in " .. bridge.plugin_root() }
+        rebuild_advice()
       )
     else
       ok(("%s (%s)"):format(bin, out))

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package claude runs the real Claude Code CLI (npm @anthropic-ai/claude-code 2.1.330)
 // against a real headless Neovim running the plugin from this checkout, with a fake
 // Anthropic Messages API on 127.0.0.1: the CLI finds Neovim through the lock file,

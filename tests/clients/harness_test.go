@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package clients checks the README's section "Any MCP client": each stdio and HTTP
 // configuration it shows for Claude Code, Gemini CLI, Codex CLI, OpenCode and Cursor
 // is read from the README, set up as a user would in an empty HOME and project, and

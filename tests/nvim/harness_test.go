@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package nvimtest drives the whole Neovim half of mcpdiff end to end: a real
 // headless Neovim running the Lua plugin from this checkout, the real `mcpdiff nvim`
 // bridge it starts, and a WebSocket client that talks to the bridge exactly as

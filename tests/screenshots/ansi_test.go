@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package screenshots makes the README's pictures: it runs Neovim's terminal UI in
 // tmux, drives it to what a user sees (a diff from Claude Code, the pending-edit
 // signs, the review list), and renders tmux's capture of the screen to PNG with

@@ -1,3 +1,5 @@
+//go:build linux
+
 package serve
 
 // Decisions (accept, reject, --conv, --file, cleanup) under faults: the CLI killed
@@ -89,19 +91,6 @@ func (r *recorder) move(conv, from, to string) string {
 func (r *recorder) remove(conv, rel string) string {
 	before, _ := os.ReadFile(filepath.Join(r.dir, rel))
 	return r.change(conv, history.Change{Op: history.Delete, Path: filepath.Join(r.dir, rel), Before: before, BeforeExists: true})
-}
-
-// numberedLines is "line 1\n" to "line n\n", with the lines of edit in place of theirs.
-func numberedLines(n int, edit map[int]string) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		if s, ok := edit[i]; ok {
-			b.WriteString(s)
-		} else {
-			fmt.Fprintf(&b, "line %d\n", i)
-		}
-	}
-	return b.String()
 }
 
 // faultCases builds the decisions under test, each in its own folder under base;
@@ -589,7 +578,7 @@ func fillUp(t *testing.T, filler string, pages int) {
 	if err := syscall.Statfs(filepath.Dir(filler), &st); err != nil {
 		t.Fatal(err)
 	}
-	size := int64(st.Bavail)*st.Bsize - int64(pages)*4096
+	size := int64(st.Bavail)*int64(st.Bsize) - int64(pages)*4096
 	f, err := os.Create(filler)
 	if err != nil {
 		t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package serve holds the end-to-end tests of `mcpdiff serve`: the binary runs as a
 // subprocess and is driven through mark3labs/mcp-go's own client, over stdio and
 // streamable HTTP, with real files in temp folders.
@@ -6,6 +8,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -140,4 +143,17 @@ func convOf(t *testing.T, text string) string {
 		t.Fatalf("no new conversation id in %q", text)
 	}
 	return strings.Fields(text[i+len("mcp_conversation_id: "):])[0]
+}
+
+// numberedLines is "line 1\n" to "line n\n", with the lines of edit in place of theirs.
+func numberedLines(n int, edit map[int]string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if s, ok := edit[i]; ok {
+			b.WriteString(s)
+		} else {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	return b.String()
 }

@@ -212,17 +212,9 @@ func rssKB(b *testing.B, pid int) int {
 // `mcpdiff nvim` it started), and of pid alone.
 func treeRSSKB(b *testing.B, pid int) (total, own int) {
 	b.Helper()
-	own = rssKB(b, pid)
-	total = own
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, t := range tasks {
-		data, _ := os.ReadFile(t)
-		for _, f := range strings.Fields(string(data)) {
-			if child, err := strconv.Atoi(f); err == nil {
-				sub, _ := treeRSSKB(b, child)
-				total += sub
-			}
-		}
+	total, own, err := testenv.TreeRSSKB(pid)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return total, own
 }
