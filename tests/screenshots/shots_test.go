@@ -188,7 +188,8 @@ func signsShot(t *testing.T, tl tools, out string) {
 	tm := w.startNvim(100, 35, map[string]any{}, "stock.go")
 	var kinds map[string]int
 	eventually(t, "the signs of every kind of change", func() bool {
-		tm.lua(`local n = {}
+		// An empty table would come as an array: the counts are a dict from the start.
+		tm.lua(`local n = vim.empty_dict()
 for _, h in ipairs(require("mcpdiff").hunks(0)) do n[h.kind] = (n[h.kind] or 0) + 1 end
 return n`, &kinds)
 		return kinds["add"] > 0 && kinds["change"] > 0 && kinds["delete"] > 0
