@@ -40,7 +40,7 @@ type stdioConn struct {
 	outMu  sync.Mutex // a message goes out whole
 	logger *log.Logger
 	ended  chan error // the first read that fails: the input's end
-	calls  sync.WaitGroup
+	calls  inflight
 
 	ctx         context.Context // the session's, for readers started by handOff
 	readers     atomic.Uint64   // numbers the reading goroutines
@@ -88,7 +88,7 @@ func (c *stdioConn) serve(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	cancel()       // calls still waiting on the client (roots/list) give up
-	c.calls.Wait() // (not a read blocked on the input, which ends with it)
+	c.calls.closeAndWait() // (not a read blocked on the input, which ends with it)
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -104,7 +104,9 @@ func (c *stdioConn) read(reader uint64) {
 			c.ended <- err
 			return
 		}
-		c.calls.Add(1)
+		if !c.calls.begin() { // the session ended while this reader waited for input
+			return
+		}
 		msg, ok := c.decode(line)
 		switch {
 		case err != nil: // a last line without its newline
@@ -114,16 +116,60 @@ func (c *stdioConn) read(reader uint64) {
 			c.readingLate.Store(reader)
 			c.handle(msg, ok, line)
 			if c.readingLate.CompareAndSwap(reader, 0) {
-				c.calls.Done()
+				c.calls.end()
 				continue
 			}
 		default:
 			go c.read(c.readers.Add(1))
 			c.handle(msg, ok, line)
 		}
-		c.calls.Done()
+		c.calls.end()
 		return
 	}
+}
+
+// inflight counts the calls being handled. Unlike a WaitGroup it may be asked for a
+// new call while serve waits for the last ones (a reader that handOff started reads
+// on after the input ended), and then says no.
+type inflight struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	idle   chan struct{} // closed when n drops to 0 after close
+}
+
+// begin counts a new call, unless the session has ended.
+func (f *inflight) begin() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.n++
+	return true
+}
+
+func (f *inflight) end() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n--; f.n == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+}
+
+// closeAndWait refuses new calls and waits for those in flight.
+func (f *inflight) closeAndWait() {
+	f.mu.Lock()
+	f.closed = true
+	if f.n == 0 {
+		f.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	f.idle = idle
+	f.mu.Unlock()
+	<-idle
 }
 
 // handOff starts a reader when the one reading is handling a message first, for
