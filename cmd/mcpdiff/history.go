@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
+	"github.com/mcpdiff/mcpdiff/internal/termsafe"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -218,7 +219,8 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return refused(stderr, err)
 	}
-	color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	tty := isTerminal(stdout)
+	color := tty && os.Getenv("NO_COLOR") == ""
 	out := bufio.NewWriterSize(stdout, pipeSize)
 	defer out.Flush()
 	stdout = out
@@ -234,7 +236,7 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return refused(stderr, err)
 		}
-		writeDiff(stdout, header, diff, color)
+		writeDiff(stdout, termsafe.Escape(header), diff, color, tty)
 	}
 	return exitOK
 }
@@ -316,7 +318,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "with the later %s in the way: %s\n", plural(len(out.Later), "edit"), strings.Join(out.Later, ", "))
 	}
 	for _, f := range out.Files {
-		fmt.Fprintf(stdout, "rebuilt %s\n", store.Rel(f))
+		fmt.Fprintf(stdout, "rebuilt %s\n", termsafe.Escape(store.Rel(f)))
 	}
 	return exitOK
 }
@@ -406,7 +408,8 @@ func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 		return exitRefused
 	}
 	if diff.Len() > 0 {
-		writeDiff(stdout, "changes made outside mcpdiff:", diff.String(), isTerminal(stdout) && os.Getenv("NO_COLOR") == "")
+		tty := isTerminal(stdout)
+		writeDiff(stdout, "changes made outside mcpdiff:", diff.String(), tty && os.Getenv("NO_COLOR") == "", tty)
 	}
 	return refused(stderr, errors.New(msg))
 }
@@ -446,7 +449,7 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	for _, c := range dropped {
-		fmt.Fprintf(stdout, "  %s\n", c)
+		fmt.Fprintf(stdout, "  %s\n", termsafe.Escape(c))
 	}
 	return exitOK
 }
@@ -461,7 +464,8 @@ func writeTable(w io.Writer, rows [][]string) {
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for i, cell := range r {
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+			r[i] = termsafe.Escape(cell) // a name cannot forge a row or reach the terminal
+			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
 		}
 	}
 	for _, r := range rows {
@@ -493,27 +497,34 @@ func parseAge(s string) (time.Duration, error) {
 
 func entryPath(store *history.Store, e *history.Entry) string {
 	if e.SourcePath != nil {
-		return store.Rel(*e.SourcePath) + " -> " + store.Rel(e.FilePath)
+		return termsafe.Escape(store.Rel(*e.SourcePath)) + " -> " + termsafe.Escape(store.Rel(e.FilePath))
 	}
-	return store.Rel(e.FilePath)
+	return termsafe.Escape(store.Rel(e.FilePath))
 }
 
-// writeDiff prints a header and a diff, coloured like git when color is set.
-func writeDiff(w io.Writer, header, diff string, color bool) {
+// writeDiff prints a header and a diff, coloured like git when color is set. The
+// lines that name files have their control characters escaped; so do the content
+// lines on a terminal (tty), which a hostile file could otherwise drive. Piped, the
+// content stays byte for byte, a patch to apply.
+func writeDiff(w io.Writer, header, diff string, color, tty bool) {
 	const bold, red, green, cyan, reset = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
-	if !color {
+	if color {
+		fmt.Fprintln(w, bold+header+reset)
+	} else {
 		fmt.Fprintln(w, header)
-		io.WriteString(w, diff)
-		return
 	}
-	fmt.Fprintln(w, bold+header+reset)
 	for _, line := range strings.SplitAfter(diff, "\n") {
 		if line == "" {
 			continue
 		}
 		text, nl := strings.CutSuffix(line, "\n")
+		names := strings.HasPrefix(text, "+++") || strings.HasPrefix(text, "---") || strings.HasPrefix(text, "rename ") || strings.HasPrefix(text, "diff ")
+		if names || tty {
+			text = termsafe.Escape(text)
+		}
 		switch {
-		case strings.HasPrefix(text, "+++") || strings.HasPrefix(text, "---") || strings.HasPrefix(text, "rename "):
+		case !color:
+		case names:
 			text = bold + text + reset
 		case strings.HasPrefix(text, "+"):
 			text = green + text + reset
@@ -540,12 +551,12 @@ func isTerminal(w io.Writer) bool {
 
 func warn(w io.Writer, warnings []string) {
 	for _, m := range warnings {
-		fmt.Fprintf(w, "mcpdiff: warning: %s\n", m)
+		fmt.Fprintf(w, "mcpdiff: warning: %s\n", termsafe.Escape(m))
 	}
 }
 
 func refused(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "mcpdiff: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stderr, "mcpdiff: %s\n", termsafe.Escape(oneLine(err.Error())))
 	return exitRefused
 }
 

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/termsafe"
 )
 
 // List is the review list: one element per line in every column.
@@ -61,9 +62,11 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	l.File, l.Source, l.Status = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.Workspace = store.Workspace()
 	for _, d := range listing.Drifts {
-		l.Warnings = append(l.Warnings, store.DriftWarning(d))
+		l.Warnings = append(l.Warnings, termsafe.Escape(store.DriftWarning(d)))
 	}
-	l.Warnings = append(l.Warnings, listing.Warnings...)
+	for _, w := range listing.Warnings {
+		l.Warnings = append(l.Warnings, termsafe.Escape(w))
+	}
 	convs := map[string][]*history.Entry{}
 	var order []string
 	for _, e := range listing.Entries {
@@ -125,8 +128,10 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	return l, nil
 }
 
+// add appends a row; its line is shown as it is, so the names in it are escaped (a
+// buffer line cannot hold a newline, and a name must not forge a row).
 func (l *List) add(line, edit, conv, file, source, status string) {
-	l.Lines = append(l.Lines, line)
+	l.Lines = append(l.Lines, termsafe.Escape(line))
 	l.Edit = append(l.Edit, edit)
 	l.Conv = append(l.Conv, conv)
 	l.File = append(l.File, file)

@@ -123,6 +123,13 @@ local function render()
     end
   end
   state.rows = rows
+  -- A buffer line cannot hold a newline (nvim_buf_set_lines fails): the bridge
+  -- escapes names, and any text from elsewhere (an error) is escaped here.
+  for i, line in ipairs(lines) do
+    if line:find("\n", 1, true) then
+      lines[i] = line:gsub("\n", "\\n")
+    end
+  end
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
