@@ -12,12 +12,15 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mcpdiff/mcpdiff"
 
@@ -147,6 +150,13 @@ func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
 
 	mcpHTTP := server.NewStreamableHTTPServer(srv.MCP(), server.WithEndpointPath("/mcp"))
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A web page the user visits can reach 127.0.0.1 too: refuse any request a
+		// browser sent from a page that is not on loopback (its Origin), or that came
+		// through a name rebound to 127.0.0.1 (its Host), token or not.
+		if why := refusedOrigin(r); why != "" {
+			http.Error(w, why, http.StatusForbidden)
+			return
+		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 			w.Header().Set("WWW-Authenticate", "Bearer")
@@ -158,9 +168,18 @@ func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
 	logger.Printf("serving MCP on http://%s/mcp", ln.Addr())
 	logger.Printf("bearer token: %s (also in %s)", token, tokenFile)
 
-	httpSrv := &http.Server{Handler: handler}
+	// Slow clients are bounded: headers within httpHeaderTimeout, an idle kept-alive
+	// connection closed after httpIdleTimeout, at most httpMaxConns connections at
+	// once (the next wait in the kernel's queue). No write timeout: a client's event
+	// stream (GET /mcp) stays open as long as it wants.
+	httpSrv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: httpHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
 	done := make(chan error, 1)
-	go func() { done <- httpSrv.Serve(ln) }()
+	go func() { done <- httpSrv.Serve(limitListener(ln, httpMaxConns)) }()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	select {
@@ -170,6 +189,74 @@ func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
 		_ = mcpHTTP.Shutdown(context.Background())
 		return httpSrv.Shutdown(context.Background())
 	}
+}
+
+const (
+	httpHeaderTimeout = 10 * time.Second
+	httpIdleTimeout   = 2 * time.Minute
+	httpMaxConns      = 64
+)
+
+// refusedOrigin says why a request must be refused for where it comes from ("" when
+// it may go on): an Origin header that is not a loopback origin ("null" included),
+// or a Host that is not a loopback name.
+func refusedOrigin(r *http.Request) string {
+	if origin, ok := r.Header["Origin"]; ok {
+		u, err := url.Parse(strings.Join(origin, ","))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !loopbackHost(u.Hostname()) {
+			return "mcpdiff serves MCP to local clients only: requests from web pages (Origin " + strconv.Quote(strings.Join(origin, ",")) + ") are refused"
+		}
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if !loopbackHost(strings.Trim(host, "[]")) {
+		return "mcpdiff serves MCP on loopback only: Host " + strconv.Quote(r.Host) + " is refused"
+	}
+	return ""
+}
+
+// loopbackHost reports whether host names this machine's loopback interface.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// limitListener accepts at most n connections at once; the next Accept waits until
+// one of them closes.
+func limitListener(ln net.Listener, n int) net.Listener {
+	return &limitedListener{Listener: ln, slots: make(chan struct{}, n)}
+}
+
+type limitedListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+func (l *limitedListener) Accept() (net.Conn, error) {
+	l.slots <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 // httpTokenPath is where `serve --http` writes its bearer token:

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -161,5 +162,132 @@ func TestHTTPRefusesNonLoopback(t *testing.T) {
 	out, code := cli(t, t.TempDir(), "serve", "--http", "0.0.0.0:0")
 	if code == 0 || !strings.Contains(out, "loopback") {
 		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// startHTTP starts `mcpdiff serve --http` on a free loopback port and returns its
+// address, its token and its process.
+func startHTTP(t *testing.T) (addr, token string, proc *os.Process) {
+	t.Helper()
+	dir := testenv.TempDir(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(testenv.Binary, "serve", "--root", dir, "--http", addr)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return addr, waitForToken(t, stderr), cmd.Process
+}
+
+// A web page the user has open can send requests to 127.0.0.1, and a name the page's
+// site controls can be rebound to 127.0.0.1: with the token or not, a request whose
+// Origin is not a loopback origin, or whose Host is not a loopback name, is refused
+// (403) and does nothing; a local client's request (no Origin, or a loopback one) is
+// served.
+func TestHTTPRefusesWebPages(t *testing.T) {
+	t.Parallel()
+	addr, token, _ := startHTTP(t)
+	_, port, _ := net.SplitHostPort(addr)
+	ping := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, c := range []struct {
+		origin, host string
+		want         int
+	}{
+		{"http://evil.example", "", http.StatusForbidden},
+		{"null", "", http.StatusForbidden},
+		{"https://127.0.0.1.evil.example", "", http.StatusForbidden},
+		{"file://", "", http.StatusForbidden},
+		{"", "evil.example:" + port, http.StatusForbidden},
+		{"", "127.0.0.1.evil.example", http.StatusForbidden},
+		{"", "", http.StatusOK},
+		{"http://127.0.0.1:" + port, "", http.StatusOK},
+		{"http://localhost:3000", "localhost:" + port, http.StatusOK},
+		{"http://[::1]", "", http.StatusOK},
+	} {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(ping))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		if c.host != "" {
+			req.Host = c.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("Origin %q, Host %q: status %d, want %d (%s)", c.origin, c.host, resp.StatusCode, c.want, body)
+		}
+		if c.want == http.StatusForbidden && !strings.Contains(string(body), "refused") {
+			t.Errorf("Origin %q, Host %q: the refusal does not say why: %s", c.origin, c.host, body)
+		}
+	}
+}
+
+// 256 clients that open a connection and never finish their headers (slowloris):
+// the server holds at most 64 connections at once (counted in its open files), closes
+// each one that has not sent its headers within 10 s, and then serves a real client.
+func TestHTTPBoundsSlowClients(t *testing.T) {
+	t.Parallel()
+	addr, token, proc := startHTTP(t)
+	fds := func() int {
+		names, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(proc.Pid), "fd"))
+		return len(names)
+	}
+	before := fds()
+	const slow = 256
+	closed := make(chan int, slow)
+	for i := 0; i < slow; i++ {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		if _, err := conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			var b [1]byte
+			_, _ = conn.Read(b[:]) // returns when the server closes it
+			closed <- i
+		}()
+	}
+	most := 0
+	for n := 0; n < slow; n++ {
+		if now := fds() - before; now > most {
+			most = now
+		}
+		select {
+		case <-closed:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("%d of %d slow connections still open after 2 minutes", slow-n, slow)
+		}
+	}
+	if most > 64 {
+		t.Errorf("the server held %d connections at once, want at most 64", most)
+	}
+	req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("a client after the slow ones: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized {
+		t.Fatalf("a client after the slow ones: status %d", resp.StatusCode)
 	}
 }
