@@ -87,7 +87,7 @@ func (c *stdioConn) serve(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	cancel()       // calls still waiting on the client (roots/list) give up
+	cancel()               // calls still waiting on the client (roots/list) give up
 	c.calls.closeAndWait() // (not a read blocked on the input, which ends with it)
 	if errors.Is(err, io.EOF) {
 		return nil
