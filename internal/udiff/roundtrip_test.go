@@ -227,26 +227,6 @@ func mutate(rng *rand.Rand, old []byte) []byte {
 	return dropFinalNewlineSometimes(rng, strings.Join(lines, ""))
 }
 
-// goLikeFile returns n lines that look like Go source: mostly unique lines, with the
-// usual repeated braces, blank lines and returns.
-func goLikeFile(n int) []string {
-	lines := make([]string, 0, n)
-	for i := 0; len(lines) < n; i++ {
-		lines = append(lines,
-			fmt.Sprintf("// f%d does step %d.\n", i, i),
-			fmt.Sprintf("func f%d(x int) int {\n", i),
-			fmt.Sprintf("\ty := x * %d\n", i),
-			"\tif y < 0 {\n",
-			"\t\treturn 0\n",
-			"\t}\n",
-			"\treturn y\n",
-			"}\n",
-			"\n",
-		)
-	}
-	return lines[:n]
-}
-
 func TestMyersIsMinimal(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	for i := 0; i < 500; i++ {

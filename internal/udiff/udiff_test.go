@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv/golike"
 )
 
 func TestSplitLines(t *testing.T) {
@@ -67,7 +69,7 @@ func chars(s string) []string {
 }
 
 func TestLinesFindsScatteredChanges(t *testing.T) {
-	a := goLikeFile(2000)
+	a := golike.File(2000)
 	b := append([]string(nil), a...)
 	var want []Edit
 	for i := 50; i < len(b); i += 97 {
@@ -423,7 +425,7 @@ func TestApplyWithoutHunksKeepsTheFile(t *testing.T) {
 }
 
 func TestUnifiedLineNumbersInLargeFile(t *testing.T) {
-	lines := goLikeFile(10000)
+	lines := golike.File(10000)
 	old := strings.Join(lines, "")
 	lines[5000] = "changed\n"
 	got := Unified("f", "f", []byte(old), []byte(strings.Join(lines, "")), 3)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
+	"github.com/mcpdiff/mcpdiff/tests/bench/benchtab"
 )
 
 // call is one tool call: the tool's name and its arguments.
@@ -165,7 +166,7 @@ func (cn *conn) peakRSS() float64 {
 	if cn.c.Cmd == nil || cn.c.Cmd.Process == nil {
 		return 0
 	}
-	kb, err := testenv.StatusKB(cn.c.Cmd.Process.Pid, "VmHWM")
+	kb, err := benchtab.StatusKB(cn.c.Cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		return 0
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
+	"github.com/mcpdiff/mcpdiff/tests/bench/benchtab"
 )
 
 // Repetitions timed inside one benchmark iteration (so `-benchtime 1x` is enough).
@@ -265,5 +266,5 @@ func timed(op func()) time.Duration {
 
 // report makes the median of samples the benchmark's ns/op.
 func report(b *testing.B, samples []time.Duration) {
-	b.ReportMetric(float64(testenv.Median(samples).Nanoseconds()), "ns/op")
+	b.ReportMetric(float64(benchtab.Median(samples).Nanoseconds()), "ns/op")
 }

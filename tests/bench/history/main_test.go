@@ -21,13 +21,14 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
+	"github.com/mcpdiff/mcpdiff/tests/bench/benchtab"
 )
 
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Suite{Build: testenv.PlainBuild, BenchOnly: true, Done: printTable})
 }
 
-var table = testenv.Table{Title: "Edit history at scale (median of the repetitions, min in brackets)"}
+var table = benchtab.Table{Title: "Edit history at scale (median of the repetitions, min in brackets)"}
 
 // record adds a row of timed samples against goal (0: none).
 func record(measurement string, samples []time.Duration, goal time.Duration) {

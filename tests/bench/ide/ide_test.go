@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 	"github.com/mcpdiff/mcpdiff/internal/testenv/ideclient"
+	"github.com/mcpdiff/mcpdiff/tests/bench/benchtab"
 )
 
 // editor is a headless Neovim with the plugin, a UI attached (so that "drawn" means
@@ -183,8 +184,8 @@ func BenchmarkDiff(b *testing.B) {
 					recordDuration(":w → FILE_SAVED, "+c.nameLines+" lines"+suffix, saves, incSave, c.saveGoal)
 					recordDuration("one-line edit in the proposal → Neovim ready, "+c.nameLines+" lines"+suffix, redraws, "", 0)
 					recordDuration(":w → FILE_SAVED after an edit in the proposal, "+c.nameLines+" lines"+suffix, edited, "", 0)
-					b.ReportMetric(float64(testenv.Median(opens))/1e6, "open-ms")
-					b.ReportMetric(float64(testenv.Median(saves))/1e6, "save-ms")
+					b.ReportMetric(float64(benchtab.Median(opens))/1e6, "open-ms")
+					b.ReportMetric(float64(benchtab.Median(saves))/1e6, "save-ms")
 				}
 			})
 		}
@@ -201,7 +202,7 @@ func oneMessage(m ideclient.Message) <-chan ideclient.Message {
 // rssKB reads a process's resident set size.
 func rssKB(b *testing.B, pid int) int {
 	b.Helper()
-	n, err := testenv.StatusKB(pid, "VmRSS")
+	n, err := benchtab.StatusKB(pid, "VmRSS")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func rssKB(b *testing.B, pid int) int {
 // `mcpdiff nvim` it started), and of pid alone.
 func treeRSSKB(b *testing.B, pid int) (total, own int) {
 	b.Helper()
-	total, own, err := testenv.TreeRSSKB(pid)
+	total, own, err := benchtab.TreeRSSKB(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func BenchmarkMemory(b *testing.B) {
 		}
 		after := rssKB(b, e.pid)
 		delta := float64(after-before) / 1024
-		table.Add(testenv.Row{
+		table.Add(benchtab.Row{
 			Measurement: "Neovim RSS after ten 10,000-line diff cycles",
 			Figure:      fmt.Sprintf("%+.1f MB (%.1f → %.1f MB)", delta, float64(before)/1024, float64(after)/1024),
 			Value:       delta,
@@ -244,7 +245,7 @@ func BenchmarkMemory(b *testing.B) {
 		})
 		total, own := treeRSSKB(b, e.pid)
 		addTotal := func(when string, total, own int) {
-			table.Add(testenv.Row{
+			table.Add(benchtab.Row{
 				Measurement: "Neovim + mcpdiff nvim RSS after ten 10,000-line diff cycles, " + when,
 				Figure:      fmt.Sprintf("%.1f MiB (Neovim %.1f + mcpdiff nvim %.1f)", float64(total)/1024, float64(own)/1024, float64(total-own)/1024),
 				Value:       float64(total) / 1024,
@@ -308,10 +309,10 @@ func BenchmarkStartup(b *testing.B) {
 			without = append(without, startupTime(b, home))
 			with = append(with, startupTime(b, home, withPlugin...))
 		}
-		cost := testenv.Median(with) - testenv.Median(without)
-		table.Add(testenv.Row{
+		cost := benchtab.Median(with) - benchtab.Median(without)
+		table.Add(benchtab.Row{
 			Measurement: "start-up cost of the plugin + setup() (nvim --startuptime)",
-			Figure:      fmt.Sprintf("%+.2f ms (%v → %v, n=%d)", float64(cost)/1e6, testenv.Round(testenv.Median(without)), testenv.Round(testenv.Median(with)), reps),
+			Figure:      fmt.Sprintf("%+.2f ms (%v → %v, n=%d)", float64(cost)/1e6, benchtab.Round(benchtab.Median(without)), benchtab.Round(benchtab.Median(with)), reps),
 			Value:       float64(cost) / 1e6,
 			Peer:        "+9.8 ms",
 			Goal:        2,
@@ -353,10 +354,10 @@ func BenchmarkLockFile(b *testing.B) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
-		m := testenv.Median(times)
-		table.Add(testenv.Row{
+		m := benchtab.Median(times)
+		table.Add(benchtab.Row{
 			Measurement: "lock file written after Neovim starts (setup() in the init)",
-			Figure:      fmt.Sprintf("%v (n=%d)", testenv.Round(m), reps),
+			Figure:      fmt.Sprintf("%v (n=%d)", benchtab.Round(m), reps),
 			Value:       float64(m) / 1e6,
 			Peer:        "21.7 ms (claudecode.nvim)",
 			Goal:        20,

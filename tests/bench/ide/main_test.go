@@ -22,12 +22,13 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
+	"github.com/mcpdiff/mcpdiff/tests/bench/benchtab"
 )
 
 var (
 	nvimBin  string // the Neovim measured
 	repoRoot = testenv.RepoRoot()
-	table    = testenv.Table{Peer: "claudecode.nvim"}
+	table    = benchtab.Table{Peer: "claudecode.nvim"}
 )
 
 func TestMain(m *testing.M) {

@@ -1,15 +1,18 @@
-module github.com/mcpdiff/mcpdiff/internal/testenv
+module github.com/mcpdiff/mcpdiff/tests/bench
 
 go 1.25.5
 
 require (
-	github.com/coder/websocket v1.8.15
+	github.com/aymanbagabas/go-udiff v0.4.1
+	github.com/hexops/gotextdiff v1.0.3
 	github.com/mark3labs/mcp-go v1.2.1
-	github.com/mcpdiff/mcpdiff v0.0.0-00010101000000-000000000000
+	github.com/mcpdiff/mcpdiff v0.0.0
 	github.com/neovim/go-client v1.2.1
+	github.com/pmezard/go-difflib v1.0.0
 )
 
 require (
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/gofrs/flock v0.13.1 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -20,6 +23,7 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 )
 
+// The benchmarks measure this checkout, with the same fork of jsonschema.
 replace (
 	github.com/mcpdiff/mcpdiff => ../..
 	github.com/santhosh-tekuri/jsonschema/v6 => ../../third_party/jsonschema
