@@ -328,18 +328,20 @@ func (r *reviewer) pending(dir string) ([]map[string]any, error) {
 
 // list answers the mcpdiff_review request: the rows of the review list of the
 // store that records files under dir.
-// A list is kept until the watcher reports a change of any store (it watches the
-// cwd's), so opening the list again costs nothing.
+// Its rows are kept until the watcher reports a change of any store (it watches the
+// cwd's), so opening the list again costs no reading of the logs. What it says of
+// the files themselves is worked out anew each time: a file changed outside
+// mcpdiff changes no store file, so a kept list would hide it.
 func (r *reviewer) list(dir string) (*reviewlist.List, error) {
 	r.mu.Lock()
 	cached := r.lists[dir]
 	r.mu.Unlock()
-	if cached != nil {
-		return cached, nil
-	}
 	s := r.storeOf(r.findWorkspace(dir))
 	if s == nil {
 		return reviewlist.NoHistory(dir), nil
+	}
+	if cached != nil {
+		return reviewlist.WithFreshInfo(cached, s, dir)
 	}
 	l, err := reviewlist.Build(s, dir)
 	if err == nil && r.watch != nil && r.isWatched(s.Workspace()) {

@@ -27,8 +27,11 @@ type List struct {
 	File      []string `json:"file" msgpack:"file"`     // the edit's file ("" on a conversation's line)
 	Source    []string `json:"source" msgpack:"source"` // the source of a move, else ""
 	Status    []string `json:"status" msgpack:"status"` // the edit's status as shown
-	Warnings  []string `json:"warnings" msgpack:"warnings"`
-	Error     string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
+	// Warnings and Info are history.Notices: problems of the store, and files
+	// changed outside mcpdiff.
+	Warnings []string `json:"warnings" msgpack:"warnings"`
+	Info     []string `json:"info" msgpack:"info"`
+	Error    string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
 }
 
 // NoHistory is the list of a folder with no store in it or above it: not an error to
@@ -41,7 +44,7 @@ func NoHistory(dir string) *List {
 // empty is a list without rows, saying why.
 func empty(why string) *List {
 	return &List{Lines: []string{}, Edit: []string{}, Conv: []string{}, File: []string{}, Source: []string{},
-		Status: []string{}, Warnings: []string{}, Error: why}
+		Status: []string{}, Warnings: []string{}, Info: []string{}, Error: why}
 }
 
 // statusOrder is the order of a conversation's counts.
@@ -60,10 +63,8 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	l.Lines, l.Edit, l.Conv = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.File, l.Source, l.Status = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.Workspace = store.Workspace()
-	for _, d := range listing.Drifts {
-		l.Warnings = append(l.Warnings, store.DriftWarning(d))
-	}
-	l.Warnings = append(l.Warnings, listing.Warnings...)
+	notices := store.Notices(listing, cwd)
+	l.Warnings, l.Info = nonNil(notices.Warnings), nonNil(notices.Info)
 	convs := map[string][]*history.Entry{}
 	var order []string
 	for _, e := range listing.Entries {
@@ -123,6 +124,27 @@ func Build(store *history.Store, cwd string) (*List, error) {
 		}
 	}
 	return l, nil
+}
+
+// WithFreshInfo is l with its Info worked out again from the files on disk. A file
+// changed outside mcpdiff changes nothing in the store, so a list kept while the
+// store is unchanged would otherwise go on saying what the files held when it was
+// built.
+func WithFreshInfo(l *List, store *history.Store, cwd string) (*List, error) {
+	drifts, err := store.Check()
+	if err != nil {
+		return nil, err
+	}
+	fresh := *l
+	fresh.Info = nonNil(store.Notices(&history.Listing{Drifts: drifts}, cwd).Info)
+	return &fresh, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func (l *List) add(line, edit, conv, file, source, status string) {

@@ -231,7 +231,7 @@ function M.resolve(action, id, opts)
       return finish(false)
     end
     -- A decision an interrupted command left, completed first, says so here.
-    for _, w in ipairs(M.warnings(stderr)) do
+    for _, w in ipairs(M.notices(stderr).warnings) do
       notify(w, vim.log.levels.WARN)
     end
     if res.ok then
@@ -307,30 +307,33 @@ function M.resolve(action, id, opts)
   end, true)
 end
 
--- warnings picks the warning lines out of the CLI's stderr: files that differ from
--- their history (with the way out), a decision an interrupted command left and the
--- next one completed, corrupted log lines.
-function M.warnings(stderr)
-  local out = {}
+-- notices picks what the CLI tells besides its answer out of its stderr: warnings
+-- (a decision an interrupted command left and the next one completed, corrupted log
+-- lines) and info (files changed outside mcpdiff, with the ways out). The Go side
+-- words them; every surface shows them as they come.
+function M.notices(stderr)
+  local out = { warnings = {}, info = {} }
   for _, line in ipairs(vim.split(stderr or "", "\n", { plain = true })) do
-    local w = line:match("^mcpdiff: warning: (.+)$")
-    if w then
-      table.insert(out, w)
+    local kind, text = line:match("^mcpdiff: (%a+): (.+)$")
+    if kind == "warning" then
+      table.insert(out.warnings, text)
+    elseif kind == "info" then
+      table.insert(out.info, text)
     end
   end
   return out
 end
 
 -- entries lists history entries (`mcpdiff status --json`); on_done(list or nil, err,
--- warnings).
+-- notices).
 function M.entries(cwd, on_done)
   return M.run({ "status", "--json" }, cwd, function(code, stdout, stderr)
     local ok, list = pcall(vim.json.decode, stdout)
     if code ~= 0 or not ok or type(list) ~= "table" then
-      on_done(nil, stderr ~= "" and stderr or ("mcpdiff status failed (exit " .. code .. ")"), {})
+      on_done(nil, stderr ~= "" and stderr or ("mcpdiff status failed (exit " .. code .. ")"), M.notices(""))
       return
     end
-    on_done(list, nil, M.warnings(stderr))
+    on_done(list, nil, M.notices(stderr))
   end)
 end
 

@@ -86,13 +86,17 @@ local function render()
   table.insert(lines, "")
   local rows, diff_rows = {}, {}
   local l = state.list
-  -- Files that differ from their history come first: what the list says about them
-  -- is not what they hold.
-  local warnings = l and l.warnings or {}
-  for _, w in ipairs(warnings) do
-    table.insert(lines, "Warning: " .. w)
+  -- What the Go side tells of the store (warnings) and of files changed outside
+  -- mcpdiff (info) comes first: what the list says about those files is not what
+  -- they hold. `mcpdiff status` and :checkhealth show the same lines.
+  local notices = 0
+  for _, kind in ipairs({ { "Warning: ", l and l.warnings }, { "Info: ", l and l.info } }) do
+    for _, text in ipairs(type(kind[2]) == "table" and kind[2] or {}) do
+      table.insert(lines, kind[1] .. text)
+      notices = notices + 1
+    end
   end
-  if #warnings > 0 then
+  if notices > 0 then
     table.insert(lines, "")
   end
   local first = #lines + 1
