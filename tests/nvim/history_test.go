@@ -215,6 +215,10 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 		if e := entries[0]; e.FilePath != path || e.Source != "ide" || e.Status != "accepted" {
 			t.Fatalf("recorded %+v", e)
 		}
+		// Accepted once: nothing pending is left to mark in the buffer.
+		if hs := luaValue[[]hunk](s, `return require("mcpdiff.bridge").request("mcpdiff_hunks", ...)`, path); len(hs) != 0 {
+			t.Fatalf("the accepted diff still has pending hunks: %+v", hs)
+		}
 	})
 }
 
