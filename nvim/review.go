@@ -337,12 +337,12 @@ func (r *reviewer) list(dir string) (*reviewlist.List, error) {
 	r.mu.Lock()
 	cached := r.lists[dir]
 	r.mu.Unlock()
+	if cached != nil {
+		return reviewlist.WithFreshInfo(cached, dir)
+	}
 	s := r.storeOf(r.findWorkspace(dir))
 	if s == nil {
 		return reviewlist.NoHistory(dir), nil
-	}
-	if cached != nil {
-		return reviewlist.WithFreshInfo(cached, s, dir)
 	}
 	l, err := reviewlist.Build(s, dir)
 	if err == nil && r.watch != nil && r.isWatched(s.Workspace()) {

@@ -80,10 +80,10 @@ func AskUnsaved(addrs, paths []string, limit time.Duration) []UnsavedAnswer {
 		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			out[i].Err = fmt.Errorf("Neovim at %s did not answer within %v whether it has unsaved changes of %s (is it busy, or waiting at a prompt?)",
+			out[i].Err = fmt.Errorf("the Neovim at %s did not answer within %v whether it has unsaved changes of %s (is it busy, or waiting at a prompt?)",
 				addrs[i], limit, strings.Join(paths, ", "))
 		case err != nil && b != nil:
-			out[i].Err = fmt.Errorf("Neovim at %s: %w", addrs[i], err)
+			out[i].Err = fmt.Errorf("the Neovim at %s: %w", addrs[i], err)
 		}
 	})
 	return out

@@ -46,6 +46,7 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 	}
 	out := list(snap, f)
 	out.Warnings = append(notes, out.Warnings...)
+	out.snap = snap
 	var only map[string]bool
 	if f != (Filter{}) {
 		only = map[string]bool{}
@@ -57,6 +58,15 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Recheck is Check for a store unchanged since Review listed l: it compares the
+// files with the recorded states that listing read, without reading the logs again.
+func (s *Store) Recheck(l *Listing) ([]Drift, error) {
+	if l.snap == nil {
+		return s.Check()
+	}
+	return s.drifts(l.snap, nil)
 }
 
 // drifts compares the paths in only (every recorded path when nil) with their last

@@ -32,6 +32,9 @@ type List struct {
 	Warnings []string `json:"warnings" msgpack:"warnings"`
 	Info     []string `json:"info" msgpack:"info"`
 	Error    string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
+
+	store   *history.Store
+	listing *history.Listing // what Build read, for WithFreshInfo
 }
 
 // NoHistory is the list of a folder with no store in it or above it: not an error to
@@ -62,7 +65,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	n := len(listing.Entries) + 64
 	l.Lines, l.Edit, l.Conv = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.File, l.Source, l.Status = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	l.Workspace = store.Workspace()
+	l.Workspace, l.store, l.listing = store.Workspace(), store, listing
 	notices := store.Notices(listing, cwd)
 	l.Warnings, l.Info = nonNil(notices.Warnings), nonNil(notices.Info)
 	convs := map[string][]*history.Entry{}
@@ -126,17 +129,20 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	return l, nil
 }
 
-// WithFreshInfo is l with its Info worked out again from the files on disk. A file
-// changed outside mcpdiff changes nothing in the store, so a list kept while the
-// store is unchanged would otherwise go on saying what the files held when it was
-// built.
-func WithFreshInfo(l *List, store *history.Store, cwd string) (*List, error) {
-	drifts, err := store.Check()
+// WithFreshInfo is l, a list Build made of a store unchanged since, with its Info
+// worked out again from the files on disk. A file changed outside mcpdiff changes
+// nothing in the store, so a list kept while the store is unchanged would
+// otherwise go on saying what the files held when it was built.
+func WithFreshInfo(l *List, cwd string) (*List, error) {
+	if l.store == nil {
+		return l, nil
+	}
+	drifts, err := l.store.Recheck(l.listing)
 	if err != nil {
 		return nil, err
 	}
 	fresh := *l
-	fresh.Info = nonNil(store.Notices(&history.Listing{Drifts: drifts}, cwd).Info)
+	fresh.Info = nonNil(l.store.Notices(&history.Listing{Drifts: drifts}, cwd).Info)
 	return &fresh, nil
 }
 
