@@ -61,10 +61,11 @@ local function check_files(workspace, ok, warn, err, info)
   end
   local decoded, entries = pcall(vim.fn.json_decode, stdout)
   if code ~= 0 or not decoded or type(entries) ~= "table" then
-    err(
-      ("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, stderr),
-      { "Run `mcpdiff status --workspace " .. workspace .. "` in a shell and fix what it names" }
-    )
+    err(("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, stderr), {
+      "Run `mcpdiff status --workspace "
+        .. vim.fn.shellescape(workspace)
+        .. "` in a shell and fix what it names",
+    })
     return
   end
   local pending = 0
@@ -245,7 +246,7 @@ function M.check()
     else
       err(
         "store " .. store .. " is not writable",
-        { "Fix the permissions of that folder: chmod -R u+rwX " .. store }
+        { "Fix the permissions of that folder: chmod -R u+rwX " .. vim.fn.shellescape(store) }
       )
     end
     local format = store_format(store)
