@@ -157,7 +157,7 @@ func (b *bridge) handlers() map[string]any {
 		"mcpdiff_hunks":   b.review.hunks,
 		"mcpdiff_pending": b.review.pending,
 		"mcpdiff_review":  b.review.list,
-		"mcpdiff_touches": b.review.touches,
+		"mcpdiff_saved":   b.review.saved,
 	}
 }
 

@@ -24,6 +24,7 @@ func buffersLua(function string) string {
 
 var (
 	modifiedLua = buffersLua("modified")
+	unsavedLua  = buffersLua("unsaved")
 	reloadLua   = buffersLua("reload")
 )
 
@@ -102,6 +103,31 @@ func (b *Buffers) Modified(path string) (bool, error) {
 	if b.gone(err) {
 		return false, nil
 	}
+	return false, fmt.Errorf("could not ask Neovim whether %s has unsaved changes: %s; retry", path, b.cause(err))
+}
+
+// Unsaved returns those of paths (absolute) that a loaded buffer holds with unsaved
+// changes. It fails, as Modified does, when Neovim does not answer while connected
+// (with context.DeadlineExceeded when it did not answer within Timeout).
+func (b *Buffers) Unsaved(paths []string) ([]string, error) {
+	if b.dropped.Load() {
+		return nil, nil
+	}
+	ctx, cancel := b.context()
+	defer cancel()
+	var unsaved []string
+	err := call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(unsavedLua, &unsaved, paths) })
+	if err == nil || b.gone(err) {
+		return unsaved, nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	return nil, fmt.Errorf("could not ask Neovim whether it has unsaved changes of %s: %s", strings.Join(paths, ", "), b.cause(err))
+}
+
+// cause is why a call to Neovim failed, in a few words.
+func (b *Buffers) cause(err error) string {
 	cause := err.Error()
 	if inner := errors.Unwrap(err); inner != nil {
 		cause = inner.Error() // without call's "neovim: check for unsaved changes:"
@@ -110,7 +136,7 @@ func (b *Buffers) Modified(path string) (bool, error) {
 		cause = fmt.Sprintf("no answer within %v (is Neovim busy, or waiting at a prompt?)", b.Timeout)
 	}
 	cause, _, _ = strings.Cut(cause, "\n") // a Lua error's stack traceback follows
-	return false, fmt.Errorf("could not ask Neovim whether %s has unsaved changes: %s; retry", path, cause)
+	return cause
 }
 
 // Reload re-reads the buffers of these files that have no unsaved changes, keeping

@@ -3,6 +3,7 @@ package nvim
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -328,14 +329,16 @@ func (r *reviewer) pending(dir string) ([]map[string]any, error) {
 
 // list answers the mcpdiff_review request: the rows of the review list of the
 // store that records files under dir.
-// A list is kept until the watcher reports a change of any store (it watches the
-// cwd's), so opening the list again costs nothing.
+// Its rows are kept until the watcher reports a change of any store (it watches the
+// cwd's), so opening the list again costs no reading of the logs. What it says of
+// the files themselves is worked out anew each time: a file changed outside
+// mcpdiff changes no store file, so a kept list would hide it.
 func (r *reviewer) list(dir string) (*reviewlist.List, error) {
 	r.mu.Lock()
 	cached := r.lists[dir]
 	r.mu.Unlock()
 	if cached != nil {
-		return cached, nil
+		return reviewlist.WithFreshInfo(cached, dir)
 	}
 	s := r.storeOf(r.findWorkspace(dir))
 	if s == nil {
@@ -357,31 +360,26 @@ func (r *reviewer) isWatched(ws string) bool {
 	return r.watching[filepath.Join(ws, storewatch.StoreDir)]
 }
 
-// touches answers the mcpdiff_touches request: the files the edits an id names
-// (in the store that records files under dir) live in, and whether deciding them
-// can rewrite a file when accepting (some are rejected, wholly or in part). Lua
-// checks them for unsaved changes before a decision.
-func (r *reviewer) touches(dir, id string) (map[string]any, error) {
-	out := map[string]any{"files": []string{}, "rewrites": false}
-	s := r.storeOf(r.findWorkspace(dir))
+// saved is the mcpdiff_saved notification: Neovim wrote path (a file buffer's
+// :w), which then had the size and modification time given. A file with a history
+// gets the save recorded as the user's own edit (history.RecordUserSave), off
+// Neovim's RPC loop.
+func (r *reviewer) saved(path string, size, sec, nsec int64) {
+	real := realPath(path)
+	s := r.storeOf(r.findWorkspace(filepath.Dir(real)))
 	if s == nil {
-		return out, nil
+		return
 	}
-	entries, err := s.Resolve(id)
-	if err != nil {
-		return out, nil // the decision itself says what is wrong with the id
+	still := func(fi fs.FileInfo) bool {
+		return fi.Size() == size && fi.ModTime().Unix() == sec && int64(fi.ModTime().Nanosecond()) == nsec
 	}
-	var files []string
-	rewrites := false
-	for _, e := range entries {
-		files = append(files, e.FilePath)
-		if e.SourcePath != nil {
-			files = append(files, *e.SourcePath)
+	go func() {
+		ctx, cancel := context.WithTimeout(r.life, 30*time.Second)
+		defer cancel()
+		if err := s.RecordUserSave(ctx, real, still); err != nil && r.life.Err() == nil {
+			r.logf("record the save of %s in the edit history: %v", real, err)
 		}
-		rewrites = rewrites || e.Status == history.Rejected || e.PartlyRejected()
-	}
-	out["files"], out["rewrites"] = files, rewrites
-	return out, nil
+	}()
 }
 
 // luaHunks is what hunks() returns in Lua.

@@ -11,9 +11,12 @@ import (
 // before had just written, 11 MB in 0.8 ms, or 4.5 ms when the memory to read into
 // had to come from the kernel. The server keeps the content it last wrote to the
 // few biggest files, with the stat the file got: while the file still has that
-// identity (inode, size, modification time; what Tx.Verify trusts too), reading it
-// takes the kept bytes. Whoever writes the file in place changes its modification
-// time, and a rename changes its inode, so a file changed since is read again.
+// identity (workspace.Same: inode, size, modification and change time, mode; what
+// Tx.Verify trusts too), reading it takes the kept bytes. Whoever writes the file
+// in place changes its modification time, and a rename changes its inode, so a file
+// changed since is read again. Only a settled identity is kept (workspace.Settled):
+// the server gives what it writes a modification time of the fine clock, which a
+// write in place, stamped by the coarse one, cannot repeat.
 //
 // Kept bytes are shared by every call that reads them: nothing may change a file's
 // content in place (no tool does: each computes new bytes). But memory nothing
@@ -46,16 +49,16 @@ type keptFile struct {
 
 func (k *keptFile) size() int { return cap(k.content) + cap(k.spare) }
 
-// keep remembers content as the file at path, whose stat after the write is info;
-// replaced is the content the write replaced. private says that only private reads
+// keep remembers content as the file at path, whose stat after the write is info
+// (kept only when settled); replaced is the content the write replaced. private says that only private reads
 // saw replaced (read from the file by this call, or kept here and never shared), and
 // that nothing but this keeps content: its memory becomes the spare.
-func (w *written) keep(path string, info fs.FileInfo, content, replaced []byte, private bool) {
+func (w *written) keep(path string, info fs.FileInfo, settled bool, content, replaced []byte, private bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	old, had := w.files[path]
 	w.forgetLocked(path)
-	if len(content) < keepFrom || len(content) > keepBytes/2 || info == nil || info.Size() != int64(len(content)) {
+	if len(content) < keepFrom || len(content) > keepBytes/2 || info == nil || !settled || info.Size() != int64(len(content)) {
 		return
 	}
 	if w.files == nil {
@@ -91,7 +94,7 @@ func (w *written) content(path string, info fs.FileInfo, private bool) (content,
 	if !ok {
 		return nil, nil, false
 	}
-	if !workspace.Unchanged(info, k.info) {
+	if !workspace.Same(k.info, info) {
 		w.forgetLocked(path)
 		return nil, nil, false
 	}

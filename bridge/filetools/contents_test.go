@@ -130,7 +130,7 @@ func TestTheReplacedContentBecomesTheSpare(t *testing.T) {
 		{"the kept content's own memory", content[1:], true, false},
 	} {
 		var w written
-		w.keep(path, info, content, tc.replaced, tc.private)
+		w.keep(path, info, true, content, tc.replaced, tc.private)
 		kept, spare, ok := w.content(path, info, true)
 		if !ok || &kept[0] != &content[0] {
 			t.Fatalf("%s: the written content is not kept", tc.name)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -176,13 +177,13 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 			return nil, errorf("%s is the workspace root folder itself; the file tools work on files inside it and never move or delete the root", f.Abs)
 		}
 		t := &target{file: f}
-		content, spare, info, err := s.readFile(f, o.private)
+		content, spare, info, settled, err := s.readFile(f, o.private)
 		switch {
 		case err == nil:
 			if s.cfg.FileRead != nil {
 				s.cfg.FileRead(int64(len(content)))
 			}
-			t.Was, t.reuse = workspace.Was{Content: content, Exists: true, Info: info}, spare
+			t.Was, t.reuse = workspace.Was{Content: content, Exists: true, Info: info, Settled: settled}, spare
 			if !o.binaryOK {
 				if err := edit.CheckText(content); err != nil {
 					return nil, errorf("%s: %v", f.Abs, err)
@@ -200,17 +201,19 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 }
 
 // readFile reads f, or takes the bytes this server last wrote to it, and for a
-// private read memory to build its new content in (contents.go).
-func (s *Server) readFile(f workspace.File, private bool) (content, spare []byte, info fs.FileInfo, err error) {
+// private read memory to build its new content in (contents.go). settled says
+// whether info can tell a later write in place (workspace.Settled).
+func (s *Server) readFile(f workspace.File, private bool) (content, spare []byte, info fs.FileInfo, settled bool, err error) {
 	if s.written.has(f.Abs) {
 		if info, err := f.Root.Stat(f.Rel); err == nil && info.Mode().IsRegular() && info.Size() <= s.cfg.MaxFileSize {
 			if b, spare, ok := s.written.content(f.Abs, info, private); ok {
-				return b, spare, info, nil
+				return b, spare, info, true, nil
 			}
 		}
 	}
+	at := time.Now()
 	content, info, err = f.Root.ReadFile(f.Rel, s.cfg.MaxFileSize)
-	return content, nil, info, err
+	return content, nil, info, err == nil && workspace.Settled(info, at), err
 }
 
 // write logs changes in the edit history of their workspace roots and puts them on

@@ -189,6 +189,7 @@ func (s *Server) writeBatch(ctx context.Context, calls []*queuedCall, private bo
 	if _, err = s.recordAll(ctx, []history.StoreCommit{sc}); err != nil {
 		return explainApplyError(err)
 	}
-	s.written.keep(first.t.file.Abs, tx.Written(first.t.file), last.after, first.t.Was.Content, private)
+	info, settled := tx.Written(first.t.file)
+	s.written.keep(first.t.file.Abs, info, settled, last.after, first.t.Was.Content, private)
 	return nil
 }

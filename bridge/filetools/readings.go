@@ -12,14 +12,15 @@ import (
 // their anchors); a 10,000-line read_text_file was a millisecond of the server's
 // time: its lines split and tagged, its hash, its text escaped as JSON. The server
 // keeps its last reads of the files it read last: their lines, hash and answers,
-// for as long as the file keeps the identity it had (inode, size, modification
-// time and mode, as a stat of it tells), and answers a read of the same lines with
-// them without reading the file again.
+// for as long as the file keeps the identity it had (workspace.Same: inode, size,
+// modification and change time, mode, as a stat of it tells), and answers a read of
+// the same lines with them without reading the file again.
 //
-// The identity is what Tx.Verify trusts too. Since Linux 6.13 a change made after a
-// stat of the file gets a modification time finer than the clock's tick, so no two
-// states of a file share one; on older kernels a change in place within the same
-// tick (a few milliseconds) that keeps the size would go unnoticed.
+// The identity is what Tx.Verify trusts too, and like it, only when it is settled
+// (workspace.Settled): a read of a file written less than a tick of the clock
+// before it is not kept, since a change in place within that tick (possible on
+// Linux before 6.13) would keep its size and times. An agent's reads come seconds
+// after the writes, and are kept.
 
 // What is kept: the last keptReadings files, of at most keptReadingSize bytes, and
 // for each the answers (escaped as JSON) to its last keptAnswers ranges of lines.
@@ -51,7 +52,7 @@ func (rs *readings) get(path string, info fs.FileInfo) (*edit.Reading, *keptRead
 		if k.path != path {
 			continue
 		}
-		if !workspace.Unchanged(info, k.info) || info.Mode() != k.info.Mode() {
+		if !workspace.Same(k.info, info) {
 			rs.files = append(rs.files[:i], rs.files[i+1:]...)
 			return nil, nil
 		}
@@ -60,9 +61,9 @@ func (rs *readings) get(path string, info fs.FileInfo) (*edit.Reading, *keptRead
 	return nil, nil
 }
 
-// put keeps r, a read of the file at path whose stat was info.
-func (rs *readings) put(path string, info fs.FileInfo, r *edit.Reading, size int) *keptReading {
-	if size > keptReadingSize {
+// put keeps r, a read of the file at path whose stat was info, if settled.
+func (rs *readings) put(path string, info fs.FileInfo, settled bool, r *edit.Reading, size int) *keptReading {
+	if size > keptReadingSize || !settled {
 		return nil
 	}
 	k := &keptReading{path: path, info: info, reading: r.Again(), answers: map[[2]int][]byte{}}

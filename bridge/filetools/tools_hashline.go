@@ -105,7 +105,7 @@ func (s *Server) reading(ctx context.Context, path string) (workspace.File, *edi
 	if err != nil {
 		return f, nil, nil, err
 	}
-	return f, r, s.readings.put(f.Abs, ts[0].Info, r, len(ts[0].Content)), nil
+	return f, r, s.readings.put(f.Abs, ts[0].Info, ts[0].Settled, r, len(ts[0].Content)), nil
 }
 
 func (s *Server) editTextFile(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

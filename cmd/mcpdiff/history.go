@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
+	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/termsafe"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
@@ -35,6 +36,7 @@ type cliArgs struct {
 	review    bool
 	force     bool
 	withLater bool
+	yes       bool
 	lines     string
 	conv      string
 	file      string
@@ -82,6 +84,8 @@ func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
 			a.withLater = true
 		case "review":
 			a.review = true
+		case "yes":
+			a.yes = true
 		default:
 			if !hasValue {
 				if i+1 >= len(args) {
@@ -156,10 +160,10 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return refused(stderr, err)
 	}
-	warn(stderr, list.Warnings)
-	for _, d := range list.Drifts {
-		warn(stderr, []string{store.DriftWarning(d)})
-	}
+	wd, _ := os.Getwd()
+	notices := store.Notices(list, wd)
+	warn(stderr, notices.Warnings)
+	inform(stderr, notices.Info)
 	if a.json {
 		store.FillCounts(list.Entries)
 		if err := history.WriteJSON(stdout, list.Entries); err != nil {
@@ -293,11 +297,13 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	if a.file != "" {
 		sel.File = absFile(a.file)
 	}
+	buffers := guardBuffers(store, stderr)
 	out, err := store.Decide(context.Background(), sel, to, a.force)
 	warn(stderr, out.Warnings)
 	if err != nil {
 		return decideFailed(stdout, stderr, a, err)
 	}
+	buffers.reload(out.Files)
 	if a.json {
 		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "later": nonNil(out.Later),
 			"hunks": out.Blocks, "files": nonNil(out.Files)})
@@ -349,23 +355,13 @@ func hunkStates(states []history.Status) string {
 // withLaterCommand is the command that rejects what a refused reject selected
 // together with the later edits in its way.
 func withLaterCommand(a *cliArgs) string {
-	cmd := []string{"mcpdiff", "reject"}
-	for _, id := range a.operands {
-		cmd = append(cmd, shellQuote(id))
-	}
+	cmd := append([]string{"mcpdiff", "reject"}, a.operands...)
 	for _, f := range []struct{ name, value string }{{"--conv", a.conv}, {"--file", a.file}, {"--lines", a.lines}, {"--workspace", a.workspace}} {
 		if f.value != "" {
-			cmd = append(cmd, f.name, shellQuote(f.value))
+			cmd = append(cmd, f.name, f.value)
 		}
 	}
-	return strings.Join(append(cmd, "--with-later"), " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shell.Command(append(cmd, "--with-later")...)
 }
 
 // decideFailed reports a refused accept/reject: the difference first when files
@@ -378,7 +374,11 @@ func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 	command := ""
 	var conflict *history.ConflictError
 	var external *history.ExternalChangeError
+	var unsaved *unsavedError
 	switch {
+	case errors.As(err, &unsaved):
+		kind = "unsaved"
+		files = unsaved.paths
 	case errors.As(err, &conflict):
 		kind = "conflict"
 		for _, c := range conflict.Conflicts {
@@ -423,10 +423,13 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
+// runCleanup is `mcpdiff cleanup`. It drops only when told how old (--older-than)
+// or told yes (--yes: every resolved conversation); otherwise it lists what it
+// would drop and drops nothing, since what it drops cannot be brought back.
 func runCleanup(args []string, stdout, stderr io.Writer) int {
-	a, err := parseCLI(args, "older-than", "workspace")
+	a, err := parseCLI(args, "older-than", "yes", "workspace")
 	if err != nil || len(a.operands) > 0 {
-		return usageError(stderr, "cleanup", err, "mcpdiff cleanup [--older-than DURATION] [--workspace DIR]")
+		return usageError(stderr, "cleanup", err, "mcpdiff cleanup [--older-than DURATION | --yes] [--workspace DIR]")
 	}
 	var age time.Duration
 	if a.olderThan != "" {
@@ -438,10 +441,18 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return refused(stderr, err)
 	}
-	dropped, kept, err := store.Cleanup(context.Background(), age)
+	apply := a.olderThan != "" || a.yes
+	cleanup := store.Cleanup
+	if !apply {
+		cleanup = store.CleanupPreview
+	}
+	dropped, kept, err := cleanup(context.Background(), age)
 	warn(stderr, store.TakeNotes())
 	if err != nil {
 		return refused(stderr, err)
+	}
+	if !apply {
+		return cleanupPreview(store, a, dropped, kept, stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "dropped %d conversation(s)", len(dropped))
 	if len(kept) > 0 {
@@ -451,6 +462,40 @@ func runCleanup(args []string, stdout, stderr io.Writer) int {
 	for _, c := range dropped {
 		fmt.Fprintf(stdout, "  %s\n", termsafe.Escape(c))
 	}
+	return exitOK
+}
+
+// cleanupPreview says what `cleanup --yes` would drop: each conversation with its
+// edits and files, and the command that drops them.
+func cleanupPreview(store *history.Store, a *cliArgs, dropped, kept []string, stdout, stderr io.Writer) int {
+	if len(dropped) == 0 {
+		fmt.Fprintf(stdout, "nothing to drop: no conversation is fully resolved and free of files that pending edits need (%d kept)\n", len(kept))
+		return exitOK
+	}
+	list, err := store.List(history.Filter{})
+	if err != nil {
+		return refused(stderr, err)
+	}
+	edits := map[string]int{}
+	files := map[string][]string{}
+	for _, e := range list.Entries {
+		edits[e.ConversationID]++
+		files[e.ConversationID] = appendNew(files[e.ConversationID], entryPath(store, e))
+	}
+	fmt.Fprintf(stdout, "would drop %d conversation(s), every edit in them accepted or rejected; nothing was dropped:\n", len(dropped))
+	rows := [][]string{{"  CONVERSATION", "EDITS", "FILES"}}
+	for _, c := range dropped {
+		rows = append(rows, []string{"  " + c, strconv.Itoa(edits[c]), strings.Join(files[c], ", ")})
+	}
+	writeTable(stdout, rows)
+	if len(kept) > 0 {
+		fmt.Fprintf(stdout, "would keep %d (pending edits, or sharing files with those)\n", len(kept))
+	}
+	cmd := []string{"mcpdiff", "cleanup", "--yes"}
+	if a.workspace != "" {
+		cmd = append(cmd, "--workspace", a.workspace)
+	}
+	fmt.Fprintf(stdout, "to drop them (their diffs and checkpoints go too, for good), run `%s`; `--older-than 7d` instead of `--yes` drops only those older than that\n", shell.Command(cmd...))
 	return exitOK
 }
 
@@ -552,6 +597,13 @@ func isTerminal(w io.Writer) bool {
 func warn(w io.Writer, warnings []string) {
 	for _, m := range warnings {
 		fmt.Fprintf(w, "mcpdiff: warning: %s\n", termsafe.Escape(m))
+	}
+}
+
+// inform prints what is worth knowing but wrong with nothing (history.Notices.Info).
+func inform(w io.Writer, info []string) {
+	for _, m := range info {
+		fmt.Fprintf(w, "mcpdiff: info: %s\n", termsafe.Escape(m))
 	}
 }
 

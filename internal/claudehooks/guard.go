@@ -4,21 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/nvim"
 )
 
 // The unsaved-buffer guard: before Claude Code writes a file, every Neovim that might
 // have it open is asked whether its buffer has unsaved changes; if one has, the
-// write is denied. Those Neovims are the one whose terminal runs Claude Code ($NVIM)
-// and every running Neovim with mcpdiff whose workspace folders hold the file (found
-// through the lock files of their IDE servers, which carry Neovim's RPC address).
+// write is denied. Those Neovims are found as nvim.Neovims finds them: the one whose
+// terminal runs Claude Code ($NVIM), and every running Neovim with mcpdiff whose
+// workspace folders hold the file.
 //
 // A Neovim that does not answer within askNeovimFor (busy, or waiting at a prompt)
 // might have unsaved changes: the write is denied then too, asking to retry, as the
@@ -26,7 +23,7 @@ import (
 
 // guard returns a deny when the write must not happen.
 func guard(ctx context.Context, path string, o Options) (Result, bool) {
-	addrs := neovimsFor(path, o)
+	addrs := nvim.Neovims([]string{path}, o.Nvim, o.LockDirs)
 	if len(addrs) == 0 {
 		return Result{}, false
 	}
@@ -77,34 +74,4 @@ func ask(ctx context.Context, addr, path string) answer {
 		err = fmt.Errorf("no answer from Neovim within %v on whether it has unsaved changes (is it busy, or waiting at a prompt?)", askNeovimFor)
 	}
 	return answer{modified: modified, err: err}
-}
-
-// neovimsFor lists the RPC addresses of the Neovims to ask about path.
-func neovimsFor(path string, o Options) []string {
-	var addrs []string
-	seen := map[string]bool{}
-	add := func(a string) {
-		if a != "" && !seen[a] {
-			seen[a] = true
-			addrs = append(addrs, a)
-		}
-	}
-	add(o.Nvim)
-	abs := history.RealPath(path)
-	for _, lf := range ide.ReadLockFiles(o.LockDirs) {
-		if lf.NvimServer == "" || !ide.ProcessAlive(lf.PID) {
-			continue
-		}
-		for _, f := range lf.WorkspaceFolders {
-			if within(abs, history.RealPath(f)) {
-				add(lf.NvimServer)
-				break
-			}
-		}
-	}
-	return addrs
-}
-
-func within(path, folder string) bool {
-	return path == folder || strings.HasPrefix(path, strings.TrimSuffix(folder, string(filepath.Separator))+string(filepath.Separator))
 }

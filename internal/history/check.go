@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
+	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
@@ -43,6 +46,7 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 	}
 	out := list(snap, f)
 	out.Warnings = append(notes, out.Warnings...)
+	out.snap = snap
 	var only map[string]bool
 	if f != (Filter{}) {
 		only = map[string]bool{}
@@ -54,6 +58,15 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Recheck is Check for a store unchanged since Review listed l: it compares the
+// files with the recorded states that listing read, without reading the logs again.
+func (s *Store) Recheck(l *Listing) ([]Drift, error) {
+	if l.snap == nil {
+		return s.Check()
+	}
+	return s.drifts(l.snap, nil)
 }
 
 // drifts compares the paths in only (every recorded path when nil) with their last
@@ -175,9 +188,39 @@ func (s *Store) holdsRecorded(path string, exists bool, hash string) (bool, *onD
 	return hashBytes(b) == hash, &onDisk{exists: true, content: b, mode: info.Mode().Perm()}, nil
 }
 
-// DriftWarning says that the file of d differs from its history, and the ways out.
-func (s *Store) DriftWarning(d Drift) string {
-	rel := s.Rel(d.Path)
-	return fmt.Sprintf("%s differs from its recorded state (changed outside mcpdiff since its last recorded edit): "+
-		"the next agent edit of it records the change as yours; to put the recorded state back, run `mcpdiff accept --force --file %s` (which also accepts its pending edits)", rel, rel)
+// Notices are what the readers of a history must be told besides its entries,
+// worded once here for every place that shows them: `mcpdiff status` (on stderr),
+// the review list in Neovim and :checkhealth mcpdiff.
+type Notices struct {
+	// Warnings are problems of the store: corrupted log lines skipped, a decision
+	// that was interrupted.
+	Warnings []string
+	// Info are files changed outside mcpdiff since their last recorded state: not
+	// a problem (the next agent edit records the change as the user's), but what
+	// the history shows of them is not what they hold.
+	Info []string
+}
+
+// Notices words what l found. Paths in the commands it suggests are relative to
+// dir (the folder the user runs them in) when they lie under it.
+func (s *Store) Notices(l *Listing, dir string) Notices {
+	n := Notices{Warnings: append([]string(nil), l.Warnings...)}
+	for _, d := range l.Drifts {
+		n.Info = append(n.Info, s.DriftNote(d, dir))
+	}
+	return n
+}
+
+// DriftNote says that the file of d was changed outside mcpdiff since its last
+// recorded state, and the two ways out: keep the change, or discard it with
+// `mcpdiff restore` (a command run in dir). The name is quoted as in the command,
+// so that no character of it acts on a terminal or splits the line.
+func (s *Store) DriftNote(d Drift, dir string) string {
+	arg := d.Path
+	if r, ok := strings.CutPrefix(d.Path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator)); ok && dir != "" {
+		arg = r
+	}
+	return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state. To keep the change, do nothing: "+
+		"the next agent edit of it records the change as yours. To discard it, run `%s` (it shows what it would discard; add --yes to discard it)",
+		shell.Quote(s.Rel(d.Path)), shell.Command("mcpdiff", "restore", "--file", arg))
 }

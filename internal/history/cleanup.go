@@ -25,6 +25,15 @@ import (
 // It is carried out through the journal (journal.go); until it is done, readers
 // ignore what it drops.
 func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, kept []string, err error) {
+	return s.cleanupOlder(ctx, olderThan, true)
+}
+
+// CleanupPreview is what Cleanup would drop and keep now, dropping nothing.
+func (s *Store) CleanupPreview(ctx context.Context, olderThan time.Duration) (dropped, kept []string, err error) {
+	return s.cleanupOlder(ctx, olderThan, false)
+}
+
+func (s *Store) cleanupOlder(ctx context.Context, olderThan time.Duration, apply bool) (dropped, kept []string, err error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -58,6 +67,9 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 	sort.Strings(kept)
 	if len(dropped) == 0 {
 		return nil, kept, nil
+	}
+	if !apply {
+		return dropped, kept, nil
 	}
 	if err := s.commitCleanup(&dropSet{Conversations: dropped, Markers: plan.markers}, plan.forget(all), plan.checkpoints); err != nil {
 		return nil, nil, err

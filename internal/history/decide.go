@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
@@ -58,11 +59,14 @@ type Drift struct {
 type ExternalChangeError struct{ Drifts []Drift }
 
 func (e *ExternalChangeError) Error() string {
-	var paths []string
+	var paths, restores []string
 	for _, d := range e.Drifts {
 		paths = append(paths, d.Path)
+		restores = append(restores, "`"+shell.Command("mcpdiff", "restore", "--file", d.Path)+"`")
 	}
-	return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit; rebuilding would discard those changes (use --force to discard them)", strings.Join(paths, ", "))
+	return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit, and this decision would discard that change; nothing was done. "+
+		"To discard it, run %s and decide again; to keep it, leave the file until the next agent edit of it records the change as yours",
+		strings.Join(paths, ", "), strings.Join(restores, " and "))
 }
 
 // Decide sets the status of the selected edits (or of their selected blocks) and
@@ -85,6 +89,9 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 	j, out, err := s.decision(sel, to, force)
 	if err != nil {
 		return out, err
+	}
+	if err := s.askGuard(out.Files); err != nil {
+		return &Outcome{Warnings: out.Warnings}, err
 	}
 	notes, err := j.commit()
 	out.Warnings = append(out.Warnings, notes...)

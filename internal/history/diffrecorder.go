@@ -11,8 +11,9 @@ import (
 )
 
 // DiffRecorder records diffs the user accepted in the editor (Claude Code's
-// openDiff) with source "ide" (Claude Code writes those files itself; the recorder
-// only logs the change, unless Claude Code's hook already did). A file's change goes to the nearest store above it — where
+// openDiff) with source "ide", as accepted: the user decided already (Claude Code
+// writes those files itself; the recorder only logs the change, with the bytes
+// written, or marks accepted the entry Claude Code's hook made of it first). A file's change goes to the nearest store above it — where
 // `mcpdiff status` run there finds it — or, when there is none, to a new store in the
 // innermost workspace folder holding the file. Files outside both are not recorded.
 type DiffRecorder struct {
@@ -34,8 +35,8 @@ func (r *DiffRecorder) SetFolders(folders []string) {
 	r.folders = folders
 }
 
-// RecordAccepted logs that path went from before (existed=false: it did not exist)
-// to after in conversation conv. The file is already on disk.
+// RecordAccepted logs, as accepted, that path went from before (existed=false: it
+// did not exist) to after in conversation conv. The file is already on disk.
 func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed bool, after []byte) error {
 	store, abs, err := r.storeFor(path)
 	if err != nil || store == nil {
@@ -49,6 +50,7 @@ func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed 
 		Conversation: conv, Tool: "openDiff", Source: SourceIDE,
 		Changes: []Change{{Op: op, Path: abs, Before: before, BeforeExists: existed, After: after}},
 		Once:    RecordOnceWithin, // Claude Code's PostToolUse hook may have recorded it
+		Status:  Accepted,
 	})
 	return err
 }

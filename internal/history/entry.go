@@ -39,6 +39,7 @@ const (
 	SourceMCP      = "mcp"         // a file tool of `mcpdiff serve`
 	SourceIDE      = "ide"         // a diff accepted in Neovim through Claude Code's openDiff
 	SourceExternal = "external"    // a change made outside mcpdiff, found before a later edit
+	SourceUser     = "user"        // the user's save in a Neovim running mcpdiff
 	SourceClaude   = "claude-code" // Claude Code's own Edit/Write tools, seen by its hooks
 )
 

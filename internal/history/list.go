@@ -17,6 +17,7 @@ type Listing struct {
 	Entries  []*Entry // in recorded order
 	Warnings []string // corrupted log lines that were skipped
 	Drifts   []Drift  // files that differ from their recorded state (Review only)
+	snap     *snapshot
 }
 
 // List returns the recorded entries matching f. It takes no lock, so it also works

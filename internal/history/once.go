@@ -11,40 +11,45 @@ import "time"
 // second record of it (Commit.Once) to be skipped: the two come within seconds.
 const RecordOnceWithin = 2 * time.Minute
 
-// dropRecorded returns the changes the history has not recorded yet. A change is
-// already recorded when its path's last recorded step, made within the last
-// `within`, is a kept entry that took the file from the same bytes to the same
-// bytes. Called with the lock held, after prepare.
-func (s *Store) dropRecorded(changes []Change, within time.Duration) ([]Change, error) {
+// dropRecorded returns the changes the history has not recorded yet, and the
+// entries that recorded the others. A change is already recorded when its path's
+// last recorded step, made within the last `within`, is a kept entry that took the
+// file from the same bytes to the same bytes. Called with the lock held, after
+// prepare.
+func (s *Store) dropRecorded(changes []Change, within time.Duration) ([]Change, []*Entry, error) {
 	var out []Change
+	var recorded []*Entry
 	var snap *snapshot
 	for _, ch := range changes {
-		recorded, err := s.recordedAlready(&ch, within, &snap)
+		e, err := s.recordedAlready(&ch, within, &snap)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !recorded {
+		if e == nil {
 			out = append(out, ch)
+		} else {
+			recorded = append(recorded, e)
 		}
 	}
-	return out, nil
+	return out, recorded, nil
 }
 
-func (s *Store) recordedAlready(ch *Change, within time.Duration, snap **snapshot) (bool, error) {
+// recordedAlready returns the entry that recorded ch, or nil.
+func (s *Store) recordedAlready(ch *Change, within time.Duration, snap **snapshot) (*Entry, error) {
 	if ch.Op == Delete || ch.Op == Move {
-		return false, nil
+		return nil, nil
 	}
 	h, err := s.heads.get(ch.Path)
 	if err != nil || h == nil || !h.Exists || h.Hash != ch.afterHash {
-		return false, err
+		return nil, err
 	}
 	// Sequence numbers are the clock in nanoseconds when they were handed out.
 	if time.Since(time.Unix(0, h.Seq)) > within {
-		return false, nil
+		return nil, nil
 	}
 	if *snap == nil {
 		if *snap, err = s.load(); err != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	entries := (*snap).entries
@@ -54,7 +59,34 @@ func (s *Store) recordedAlready(ch *Change, within time.Duration, snap **snapsho
 			continue
 		}
 		sameBefore := (e.HashBefore != nil) == ch.BeforeExists && (!ch.BeforeExists || *e.HashBefore == ch.beforeHash)
-		return e.FilePath == ch.Path && e.kept() && sameBefore, nil
+		if e.FilePath == ch.Path && e.kept() && sameBefore {
+			return e, nil
+		}
+		return nil, nil
 	}
-	return false, nil // the head was set by an accept or reject: a new change
+	return nil, nil // the head was set by an accept or reject: a new change
+}
+
+// acceptRecorded marks accepted those of entries that are pending: the second
+// record of a change, as the user's decision (a diff accepted in the editor), wins
+// over a first that recorded it as pending (the agent's hook). Called with the lock
+// held.
+func (s *Store) acceptRecorded(entries []*Entry) error {
+	next := map[string]verdict{}
+	var ids []string
+	for _, e := range entries {
+		if e.Status == Pending {
+			next[e.EditID] = verdict{status: Accepted}
+			ids = append(ids, e.EditID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	j := s.newJournal(describeDecision(Accepted, ids))
+	if err := s.stageVerdicts(j, entries, next); err != nil {
+		return err
+	}
+	_, err := j.commit()
+	return err
 }

@@ -42,8 +42,19 @@ func TestOnceBridgeThenHook(t *testing.T) {
 	if got := w.recordWritten("claude_x_y", "a.txt", "one\n", "two\n", RecordOnceWithin); got != nil {
 		t.Fatalf("the hook recorded the bridge's change again: %v", got)
 	}
-	if n := w.count(); n != 1 {
-		t.Fatalf("%d entries, want 1", n)
+	w.wantOneAccepted()
+}
+
+// wantOneAccepted fails unless the history holds exactly one entry, accepted: the
+// user accepted the diff in the editor.
+func (w *ws) wantOneAccepted() {
+	w.t.Helper()
+	l, err := w.store.List(Filter{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if len(l.Entries) != 1 || l.Entries[0].Status != Accepted {
+		w.t.Fatalf("the history holds %d entries (first: %+v), want one, accepted", len(l.Entries), l.Entries[0])
 	}
 }
 
@@ -56,9 +67,7 @@ func TestOnceHookThenBridge(t *testing.T) {
 	if err := r.RecordAccepted("conv_ide", w.abs("a.txt"), []byte("one\n"), true, []byte("two\n")); err != nil {
 		t.Fatal(err)
 	}
-	if n := w.count(); n != 1 {
-		t.Fatalf("%d entries, want 1", n)
-	}
+	w.wantOneAccepted() // the hook's pending entry, accepted
 	// A new file created through openDiff, the same.
 	w.recordWrittenNew("claude_x_y", "new.txt", "hi\n")
 	if err := r.RecordAccepted("conv_ide", w.abs("new.txt"), nil, false, []byte("hi\n")); err != nil {

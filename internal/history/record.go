@@ -125,6 +125,9 @@ type Commit struct {
 	// Once, when set, skips a change the history already recorded within that long
 	// (see RecordOnceWithin). Only for changes already on disk (Files nil).
 	Once time.Duration
+	// Status is the new entries' status: "" is Pending. A change the user made or
+	// accepted is Accepted.
+	Status Status
 }
 
 // Files are the files a commit changes, as Record drives them under the store's lock:
@@ -314,12 +317,15 @@ func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
 		}
 	}
 	if c.Once > 0 && c.Files == nil {
-		var err error
-		if c.Changes, err = s.dropRecorded(c.Changes, c.Once); err != nil || len(c.Changes) == 0 {
+		rest, recorded, err := s.dropRecorded(c.Changes, c.Once)
+		if err == nil && c.Status == Accepted {
+			err = s.acceptRecorded(recorded)
+		}
+		if c.Changes = rest; err != nil || len(c.Changes) == 0 {
 			return nil, err
 		}
 	}
-	if err := s.recordOutsideChanges(c.Changes); err != nil {
+	if err := s.recordOutsideChanges(c.Changes, SourceExternal); err != nil {
 		return nil, err
 	}
 	return tx.logCommit(c)
@@ -414,8 +420,8 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 		Timestamp: now, Operation: ch.Op, FilePath: ch.Path, ToolName: c.Tool,
 		Status: Pending, Source: c.Source, Added: &ch.added, Removed: &ch.removed,
 	}
-	if c.Source == SourceExternal {
-		e.Status = Accepted
+	if c.Status != "" {
+		e.Status = c.Status
 	}
 	from := ch.Path
 	if ch.Op == Move {
@@ -642,8 +648,8 @@ func (t *transaction) rollback() {
 // recordOutsideChanges compares every path the changes start from (and the
 // destination of moves, which must not exist) with its head. Where they differ, the
 // file was changed outside mcpdiff since its last recorded state: that change is
-// recorded as an accepted entry of its own before the new ones.
-func (s *Store) recordOutsideChanges(changes []Change) error {
+// recorded as an accepted entry of its own, from source, before the new ones.
+func (s *Store) recordOutsideChanges(changes []Change, source string) error {
 	var snap *snapshot
 	for _, ch := range changes {
 		type state struct {
@@ -680,7 +686,7 @@ func (s *Store) recordOutsideChanges(changes []Change) error {
 				if err := s.markNeverWritten(cut, recorded, disk); err != nil {
 					return err
 				}
-			} else if err := s.logOutsideChange(st.path, recorded, st.exists, st.content); err != nil {
+			} else if err := s.logOutsideChange(st.path, recorded, st.exists, st.content, source); err != nil {
 				return err
 			}
 			snap = nil // reload: the new entry is part of the history now
@@ -743,8 +749,9 @@ func (s *Store) markNeverWritten(cut []*Entry, recorded, disk fileState) error {
 }
 
 // logOutsideChange records the difference between a file's recorded state and what
-// is on disk as an accepted "external" entry in a conversation of its own.
-func (s *Store) logOutsideChange(path string, recorded fileState, exists bool, content []byte) error {
+// is on disk as an accepted entry of source (SourceExternal or SourceUser) in a
+// conversation of its own.
+func (s *Store) logOutsideChange(path string, recorded fileState, exists bool, content []byte, source string) error {
 	ch := Change{Path: path, Before: recorded.content(), BeforeExists: recorded.exists, After: content}
 	switch {
 	case !recorded.exists:
@@ -757,7 +764,10 @@ func (s *Store) logOutsideChange(path string, recorded fileState, exists bool, c
 	if err := s.prepare(&ch); err != nil {
 		return err
 	}
-	c := Commit{Conversation: newPrefixedID("ext"), Tool: "external", Source: SourceExternal, Changes: []Change{ch}}
+	c := Commit{Conversation: newPrefixedID("ext"), Tool: "external", Source: SourceExternal, Changes: []Change{ch}, Status: Accepted}
+	if source == SourceUser {
+		c.Conversation, c.Tool, c.Source = newPrefixedID("user"), "save", SourceUser
+	}
 	tx := &transaction{store: s}
 	_, err := tx.logCommit(c)
 	return err

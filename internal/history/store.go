@@ -72,6 +72,7 @@ type Store struct {
 	notes     []string    // from recovering an interrupted decision, until taken
 	blocks    *blockCache // parsed diffs (replay.go)
 	hashes    *hashStates // SHA-256 states of big contents (hashes.go)
+	guard     WriteGuard  // asked before a decision writes users' files (restore.go)
 }
 
 // knownFiles remembers facts about the store's own files that only ever become true

@@ -28,8 +28,14 @@ type List struct {
 	File      []string `json:"file" msgpack:"file"`     // the edit's file ("" on a conversation's line)
 	Source    []string `json:"source" msgpack:"source"` // the source of a move, else ""
 	Status    []string `json:"status" msgpack:"status"` // the edit's status as shown
-	Warnings  []string `json:"warnings" msgpack:"warnings"`
-	Error     string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
+	// Warnings and Info are history.Notices: problems of the store, and files
+	// changed outside mcpdiff.
+	Warnings []string `json:"warnings" msgpack:"warnings"`
+	Info     []string `json:"info" msgpack:"info"`
+	Error    string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
+
+	store   *history.Store
+	listing *history.Listing // what Build read, for WithFreshInfo
 }
 
 // NoHistory is the list of a folder with no store in it or above it: not an error to
@@ -42,7 +48,7 @@ func NoHistory(dir string) *List {
 // empty is a list without rows, saying why.
 func empty(why string) *List {
 	return &List{Lines: []string{}, Edit: []string{}, Conv: []string{}, File: []string{}, Source: []string{},
-		Status: []string{}, Warnings: []string{}, Error: why}
+		Status: []string{}, Warnings: []string{}, Info: []string{}, Error: why}
 }
 
 // statusOrder is the order of a conversation's counts.
@@ -60,13 +66,9 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	n := len(listing.Entries) + 64
 	l.Lines, l.Edit, l.Conv = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.File, l.Source, l.Status = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	l.Workspace = store.Workspace()
-	for _, d := range listing.Drifts {
-		l.Warnings = append(l.Warnings, termsafe.Escape(store.DriftWarning(d)))
-	}
-	for _, w := range listing.Warnings {
-		l.Warnings = append(l.Warnings, termsafe.Escape(w))
-	}
+	l.Workspace, l.store, l.listing = store.Workspace(), store, listing
+	notices := store.Notices(listing, cwd)
+	l.Warnings, l.Info = escaped(notices.Warnings), escaped(notices.Info)
 	convs := map[string][]*history.Entry{}
 	var order []string
 	for _, e := range listing.Entries {
@@ -126,6 +128,33 @@ func Build(store *history.Store, cwd string) (*List, error) {
 		}
 	}
 	return l, nil
+}
+
+// WithFreshInfo is l, a list Build made of a store unchanged since, with its Info
+// worked out again from the files on disk. A file changed outside mcpdiff changes
+// nothing in the store, so a list kept while the store is unchanged would
+// otherwise go on saying what the files held when it was built.
+func WithFreshInfo(l *List, cwd string) (*List, error) {
+	if l.store == nil {
+		return l, nil
+	}
+	drifts, err := l.store.Recheck(l.listing)
+	if err != nil {
+		return nil, err
+	}
+	fresh := *l
+	fresh.Info = escaped(l.store.Notices(&history.Listing{Drifts: drifts}, cwd).Info)
+	return &fresh, nil
+}
+
+// escaped is s (never nil) with the names in its lines escaped: the list shows them
+// as they are.
+func escaped(s []string) []string {
+	out := make([]string, len(s))
+	for i, line := range s {
+		out[i] = termsafe.Escape(line)
+	}
+	return out
 }
 
 // add appends a row; its line is shown as it is, so the names in it are escaped (a

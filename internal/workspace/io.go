@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // defaultPerm is the mode of a new file when WriteOptions.Perm is 0 (before umask).
@@ -130,6 +131,7 @@ type Staged struct {
 	mode        fs.FileMode
 	replacing   bool // rel existed: rename over it (its mode is kept)
 	info        fs.FileInfo
+	settled     bool // info's modification time is one no later write can repeat
 	oldSize     int64
 	noClobber   bool // CreateFile: never replace a file that appeared meanwhile
 	o           WriteOptions
@@ -182,15 +184,18 @@ func (r *Root) stageNew(op, rel string, data []byte, o WriteOptions, noClobber b
 }
 
 func (st *Staged) writeTemp() error {
-	tmp, info, err := st.r.writeTemp(st.op, st.rel, st.data, st.mode, st.replacing, st.o)
-	st.tmp, st.info = tmp, info
+	tmp, info, settled, err := st.r.writeTemp(st.op, st.rel, st.data, st.mode, st.replacing, st.o)
+	st.tmp, st.info, st.settled = tmp, info, settled
 	return err
 }
 
 // Info is the staged file's stat once written: a rename keeps its identity (inode,
 // size, modification time), so it is the file's after Commit, for as long as
-// nobody changes it.
-func (st *Staged) Info() fs.FileInfo { return st.info }
+// nobody changes it. Settled tells whether that identity is one no later write in
+// place can keep (see Settled): its modification time is an instant of the fine
+// clock that the file system kept, which the coarse clock stamping other writes
+// does not give.
+func (st *Staged) Info() (info fs.FileInfo, settled bool) { return st.info, st.settled }
 
 // Commit puts the staged content in place: a rename (keeping an existing file's
 // mode), or for CreateFile a hard link that fails if the file appeared meanwhile.
@@ -333,10 +338,10 @@ func MoveFile(src, dst File) error {
 }
 
 // writeTemp writes data to a new temp file next to rel (or in o.TempDir) and
-// returns its name and stat. With chmod, the file is created 0600 and given mode once written
-// (an existing file's mode, kept exactly); without, it is created with mode and the
-// umask applies.
-func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bool, o WriteOptions) (string, fs.FileInfo, error) {
+// returns its name and stat, and whether that stat is settled (Staged.Info). With
+// chmod, the file is created 0600 and given mode once written (an existing file's
+// mode, kept exactly); without, it is created with mode and the umask applies.
+func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bool, o WriteOptions) (string, fs.FileInfo, bool, error) {
 	createMode := mode
 	if chmod {
 		createMode = 0o600
@@ -355,11 +360,17 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 		}
 	}
 	if err != nil {
-		return "", nil, r.tempError(op, rel, o.TempDir, err)
+		return "", nil, false, r.tempError(op, rel, o.TempDir, err)
 	}
 	_, err = f.Write(data)
 	if err == nil && chmod {
 		err = f.Chmod(mode)
+	}
+	// The file's modification time, from the fine clock: the coarse one of the
+	// kernel's stamps would let a write in place within the same tick keep it.
+	stamp := time.Now()
+	if err == nil && r.dir.Chtimes(tmp, time.Time{}, stamp) != nil {
+		stamp = time.Time{}
 	}
 	if err == nil && o.Sync {
 		err = f.Sync()
@@ -373,9 +384,9 @@ func (r *Root) writeTemp(op, rel string, data []byte, mode fs.FileMode, chmod bo
 	}
 	if err != nil {
 		r.dir.Remove(tmp)
-		return "", nil, r.tempError(op, rel, o.TempDir, err)
+		return "", nil, false, r.tempError(op, rel, o.TempDir, err)
 	}
-	return tmp, info, nil
+	return tmp, info, !stamp.IsZero() && info.ModTime().Equal(stamp), nil
 }
 
 // tempError explains a failure to write the temp file of rel. When it is staged in

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +23,9 @@ type Was struct {
 	Content []byte
 	Exists  bool
 	Info    fs.FileInfo // the stat of the file read: its identity, to notice a later change
+	// Settled says that Info can tell any later write in place (see Settled); when
+	// not, Verify compares the file's bytes with Content.
+	Settled bool
 }
 
 // Tx changes several files together: Stage writes every new content to a temp file,
@@ -54,6 +58,7 @@ type txOp struct {
 	content []byte
 	staged  *Staged // nil once put in place or dropped
 	written fs.FileInfo
+	settled bool     // written can tell a later write in place (Staged.Info)
 	newDirs []string // folders a create or move makes, deepest first
 }
 
@@ -80,9 +85,11 @@ func (t *Tx) Move(src File, was Was, dst File) {
 	t.ops = append(t.ops, &txOp{kind: opMove, file: src, dest: dst, was: was})
 }
 
-// Verify checks that every file is still the one that was read (see Unchanged), or
-// still missing; it fails with ErrChanged otherwise. Writers that go through mcpdiff
-// replace files while holding the history lock.
+// Verify checks that every file is still the one that was read (see Same), or
+// still missing; it fails with ErrChanged otherwise. A stat taken too soon after
+// the file's last write to tell a write in place within the same tick (not
+// Was.Settled) is not trusted: the file's bytes are compared. Writers that go
+// through mcpdiff replace files while holding the history lock.
 func (t *Tx) Verify() error {
 	for _, op := range t.ops {
 		info, err := op.file.Root.Stat(op.file.Rel)
@@ -94,8 +101,13 @@ func (t *Tx) Verify() error {
 			return ErrChanged
 		}
 		w := op.was.Info
-		if exists && (w == nil || !Unchanged(w, info)) {
+		if exists && (w == nil || !Same(w, info)) {
 			return ErrChanged
+		}
+		if exists && !op.was.Settled {
+			if same, err := op.file.Root.holds(op.file.Rel, op.was.Content); err != nil || !same {
+				return cmp.Or(err, ErrChanged)
+			}
 		}
 	}
 	return nil
@@ -150,20 +162,25 @@ func (t *Tx) apply(op *txOp) error {
 	}
 	err := op.staged.Commit()
 	if err == nil {
-		op.written = op.staged.Info()
+		op.written, op.settled = op.staged.Info()
+		// A stat after the rename: it changed the file's change time (Same compares it).
+		if info, err := root.Stat(rel); err == nil && Unchanged(op.written, info) {
+			op.written = info
+		}
 	}
 	op.staged = nil
 	return err
 }
 
-// Written is the stat of the file Apply wrote at f (see Staged.Info); nil if none.
-func (t *Tx) Written(f File) fs.FileInfo {
+// Written is the stat of the file Apply wrote at f, nil if none, and whether it is
+// settled (see Staged.Info).
+func (t *Tx) Written(f File) (fs.FileInfo, bool) {
 	for _, op := range t.ops[:t.applied] {
 		if op.file.Root == f.Root && op.file.Rel == f.Rel {
-			return op.written
+			return op.written, op.settled
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // Undo takes back every change Apply put in place, newest first, and drops what was

@@ -112,6 +112,22 @@ local function ensure_autocmds()
       M.notify_go("mcpdiff_cwd", vim.fn.getcwd())
     end,
   })
+  -- A file saved here is the user's own edit: the bridge records it in the file's
+  -- history (if it has one), so it never shows as changed outside mcpdiff. The stat
+  -- lets it tell the save from a later write by someone else.
+  vim.api.nvim_create_autocmd("BufWritePost", {
+    group = group,
+    callback = function(args)
+      if vim.bo[args.buf].buftype ~= "" then
+        return
+      end
+      local path = vim.fn.fnamemodify(args.file, ":p")
+      local st = (vim.uv or vim.loop).fs_stat(path)
+      if st then
+        M.notify_go("mcpdiff_saved", path, st.size, st.mtime.sec, st.mtime.nsec or 0)
+      end
+    end,
+  })
 end
 
 -- start launches the bridge unless it runs already. Returns true when a bridge runs.

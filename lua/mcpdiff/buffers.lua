@@ -43,6 +43,18 @@ function M.modified(paths)
   return false
 end
 
+-- unsaved returns those of the files that a buffer holds with unsaved changes (as
+-- they were given).
+function M.unsaved(paths)
+  local out = {}
+  for _, p in ipairs(paths) do
+    if M.modified({ p }) then
+      table.insert(out, p)
+    end
+  end
+  return out
+end
+
 -- reload re-reads every loaded, unmodified buffer of the given files whose file
 -- exists, keeping each window's view. :checktime is not enough: a rewrite within the
 -- same second (or with the same size and mtime) looks unchanged to it.

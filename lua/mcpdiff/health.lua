@@ -62,9 +62,9 @@ local function store_format(store)
 end
 
 -- check_files runs `mcpdiff status` in the workspace: it completes a decision an
--- interrupted command left, counts the pending edits, and warns about each file that
--- differs from its history.
-local function check_files(workspace, ok, warn, err)
+-- interrupted command left, counts the pending edits, and shows what it tells of the
+-- store (warnings) and of files changed outside mcpdiff (info), as it words them.
+local function check_files(workspace, ok, warn, err, info)
   local history = require("mcpdiff.history")
   local code, stdout, stderr = -1, "", "no answer within 10 s"
   local job = history.run(
@@ -81,10 +81,11 @@ local function check_files(workspace, ok, warn, err)
   end
   local decoded, entries = pcall(vim.fn.json_decode, stdout)
   if code ~= 0 or not decoded or type(entries) ~= "table" then
-    err(
-      ("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, stderr),
-      { "Run `mcpdiff status --workspace " .. workspace .. "` in a shell and fix what it names" }
-    )
+    err(("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, stderr), {
+      "Run `mcpdiff status --workspace "
+        .. vim.fn.shellescape(workspace)
+        .. "` in a shell and fix what it names",
+    })
     return
   end
   local pending = 0
@@ -99,11 +100,14 @@ local function check_files(workspace, ok, warn, err)
       pending
     )
   )
-  local warnings = history.warnings(stderr)
-  for _, w in ipairs(warnings) do
+  local notices = history.notices(stderr)
+  for _, w in ipairs(notices.warnings) do
     warn(w)
   end
-  if #warnings == 0 then
+  for _, i in ipairs(notices.info) do
+    info(i)
+  end
+  if #notices.warnings == 0 and #notices.info == 0 then
     ok("every recorded file holds what its history says")
   end
 end
@@ -259,7 +263,7 @@ function M.check()
     else
       err(
         "store " .. store .. " is not writable",
-        { "Fix the permissions of that folder: chmod -R u+rwX " .. store }
+        { "Fix the permissions of that folder: chmod -R u+rwX " .. vim.fn.shellescape(store) }
       )
     end
     local format = store_format(store)
@@ -269,7 +273,7 @@ function M.check()
       info("store " .. store .. " has no FORMAT file yet (written by the first recorded edit)")
     end
     if bin then
-      check_files(vim.fn.fnamemodify(store, ":h:h:h"), ok, warn, err)
+      check_files(vim.fn.fnamemodify(store, ":h:h:h"), ok, warn, err, info)
     end
   end
 

@@ -69,32 +69,6 @@ local function count_text(n)
   return n == 1 and "1 edit" or (n .. " edits")
 end
 
-local uv = vim.uv or vim.loop
-
-local function realpath(p)
-  return (uv.fs_realpath(p)) or p
-end
-
--- modified_buffer returns the name of a buffer with unsaved changes of one of paths.
-local function modified_buffer(paths)
-  local wanted = {}
-  for _, p in ipairs(paths) do
-    wanted[realpath(p)] = true
-  end
-  for _, buf in ipairs(api.nvim_list_bufs()) do
-    local name = api.nvim_buf_get_name(buf)
-    if
-      name ~= ""
-      and api.nvim_buf_is_loaded(buf)
-      and vim.bo[buf].modified
-      and wanted[realpath(name)]
-    then
-      return name
-    end
-  end
-  return nil
-end
-
 -- str is a value of decoded JSON or msgpack as text ("" for nil and null).
 function M.str(v)
   if v == nil or v == vim.NIL then
@@ -105,33 +79,12 @@ end
 
 local str = M.str
 
--- matching returns the entries an id names (an edit, a prefix of one, a conversation).
-local function matching(list, id)
-  local out = {}
-  for _, e in ipairs(list) do
-    local eid = str(e.edit_id)
-    if eid == id or str(e.conversation_id) == id or (#id >= 4 and eid:sub(1, #id) == id) then
-      table.insert(out, e)
-    end
-  end
-  return out
-end
-
-local function unsaved_refusal(action, name)
-  notify(
-    ("%s refused: %s has unsaved changes in this Neovim; save (:w) or undo them first. Nothing was changed."):format(
-      action,
-      vim.fn.fnamemodify(name, ":~:.")
-    ),
-    vim.log.levels.ERROR
-  )
-end
-
 -- resolve accepts or rejects history edits: id (an edit or conversation id is up to
 -- the CLI), else the pending changes of the current file that touch opts.range
--- ({ line1, line2 }), else all pending edits of the current file. A decision that
--- would rewrite a file with unsaved changes here is refused. opts: range, force,
--- with_later, cwd, files (the paths id touches, when known), on_done(ok).
+-- ({ line1, line2 }), else all pending edits of the current file. The CLI refuses a
+-- decision that would write a file some Neovim running mcpdiff (this one included:
+-- it asks $NVIM) holds with unsaved changes. opts: range, force, with_later, cwd,
+-- on_done(ok).
 function M.resolve(action, id, opts)
   opts = opts or {}
   local function finish(ok)
@@ -143,39 +96,6 @@ function M.resolve(action, id, opts)
   local cwd = opts.cwd or vim.fn.getcwd()
   local what
   if id and id ~= "" then
-    if not opts.files then
-      -- Which files the decision may rewrite, to keep unsaved changes safe: the
-      -- bridge knows (it keeps the store open), else `mcpdiff status --json`.
-      local again = vim.deepcopy(opts)
-      again.on_done = opts.on_done
-      local known = require("mcpdiff.bridge").request("mcpdiff_touches", cwd, id)
-      if type(known) == "table" then
-        again.files, again.rewrites = known.files, known.rewrites == true
-        return M.resolve(action, id, again)
-      end
-      return M.entries(cwd, function(list, err)
-        if not list then
-          notify(("%s %s failed: %s"):format(action, id, err), vim.log.levels.ERROR)
-          return finish(false)
-        end
-        again.files, again.rewrites = {}, false
-        for _, e in ipairs(matching(list, id)) do
-          table.insert(again.files, str(e.file_path))
-          if e.source_path ~= nil and e.source_path ~= vim.NIL then
-            table.insert(again.files, str(e.source_path))
-          end
-          again.rewrites = again.rewrites
-            or str(e.status) == "rejected"
-            or (type(e.hunk_status) == "table")
-        end
-        M.resolve(action, id, again)
-      end)
-    end
-    local dirty = (action == "reject" or opts.rewrites) and modified_buffer(opts.files)
-    if dirty then
-      unsaved_refusal(action, dirty)
-      return finish(false)
-    end
     table.insert(args, id)
     what = id
   else
@@ -188,10 +108,6 @@ function M.resolve(action, id, opts)
         ),
         vim.log.levels.WARN
       )
-      return finish(false)
-    end
-    if action == "reject" and vim.bo[buf].modified then
-      unsaved_refusal(action, name)
       return finish(false)
     end
     local rel = vim.fn.fnamemodify(name, ":~:.")
@@ -231,7 +147,7 @@ function M.resolve(action, id, opts)
       return finish(false)
     end
     -- A decision an interrupted command left, completed first, says so here.
-    for _, w in ipairs(M.warnings(stderr)) do
+    for _, w in ipairs(M.notices(stderr).warnings) do
       notify(w, vim.log.levels.WARN)
     end
     if res.ok then
@@ -307,31 +223,21 @@ function M.resolve(action, id, opts)
   end, true)
 end
 
--- warnings picks the warning lines out of the CLI's stderr: files that differ from
--- their history (with the way out), a decision an interrupted command left and the
--- next one completed, corrupted log lines.
-function M.warnings(stderr)
-  local out = {}
+-- notices picks what the CLI tells besides its answer out of its stderr: warnings
+-- (a decision an interrupted command left and the next one completed, corrupted log
+-- lines) and info (files changed outside mcpdiff, with the ways out). The Go side
+-- words them; every surface shows them as they come.
+function M.notices(stderr)
+  local out = { warnings = {}, info = {} }
   for _, line in ipairs(vim.split(stderr or "", "\n", { plain = true })) do
-    local w = line:match("^mcpdiff: warning: (.+)$")
-    if w then
-      table.insert(out, w)
+    local kind, text = line:match("^mcpdiff: (%a+): (.+)$")
+    if kind == "warning" then
+      table.insert(out.warnings, text)
+    elseif kind == "info" then
+      table.insert(out.info, text)
     end
   end
   return out
-end
-
--- entries lists history entries (`mcpdiff status --json`); on_done(list or nil, err,
--- warnings).
-function M.entries(cwd, on_done)
-  return M.run({ "status", "--json" }, cwd, function(code, stdout, stderr)
-    local ok, list = pcall(vim.json.decode, stdout)
-    if code ~= 0 or not ok or type(list) ~= "table" then
-      on_done(nil, stderr ~= "" and stderr or ("mcpdiff status failed (exit " .. code .. ")"), {})
-      return
-    end
-    on_done(list, nil, M.warnings(stderr))
-  end)
 end
 
 -- show puts the unified diff of an edit into a split.

@@ -86,13 +86,17 @@ local function render()
   table.insert(lines, "")
   local rows, diff_rows = {}, {}
   local l = state.list
-  -- Files that differ from their history come first: what the list says about them
-  -- is not what they hold.
-  local warnings = l and l.warnings or {}
-  for _, w in ipairs(warnings) do
-    table.insert(lines, "Warning: " .. w)
+  -- What the Go side tells of the store (warnings) and of files changed outside
+  -- mcpdiff (info) comes first: what the list says about those files is not what
+  -- they hold. `mcpdiff status` and :checkhealth show the same lines.
+  local notices = 0
+  for _, kind in ipairs({ { "Warning: ", l and l.warnings }, { "Info: ", l and l.info } }) do
+    for _, text in ipairs(type(kind[2]) == "table" and kind[2] or {}) do
+      table.insert(lines, kind[1] .. text)
+      notices = notices + 1
+    end
   end
-  if #warnings > 0 then
+  if notices > 0 then
     table.insert(lines, "")
   end
   local first = #lines + 1
@@ -256,20 +260,14 @@ local function conversation_under_cursor()
 end
 
 -- decide accepts or rejects one edit or a conversation from the list.
-local function decide(action, id, entries)
-  local files, rewrites = {}, action == "reject"
-  for _, e in ipairs(entries) do
-    table.insert(files, e.file_path)
-    if e.source_path then
-      table.insert(files, e.source_path)
-    end
-    rewrites = rewrites or e.status == "rejected" or e.status == "partly rejected"
-  end
-  require("mcpdiff.history").resolve(
-    action,
-    id,
-    { cwd = state.cwd, files = files, rewrites = rewrites, on_done = M.refresh }
-  )
+local function decide(action, id)
+  require("mcpdiff.history").resolve(action, id, { cwd = state.cwd, on_done = M.refresh })
+end
+
+-- confirm asks whether to decide a whole conversation of several edits at once (a
+-- field, so tests can answer it).
+M.confirm = function(question)
+  return vim.fn.confirm(question, "&Yes\n&No", 2) == 1
 end
 
 -- first_changed_line is the line of the new file where a diff's first change is.
@@ -374,23 +372,35 @@ local function set_keymaps(buf)
   map(
     "a",
     with_entry(function(e)
-      decide("accept", str(e.edit_id), { e })
+      decide("accept", str(e.edit_id))
     end),
     "accept this edit"
   )
   map(
     "r",
     with_entry(function(e)
-      decide("reject", str(e.edit_id), { e })
+      decide("reject", str(e.edit_id))
     end),
     "reject this edit"
   )
   for lhs, action in pairs({ A = "accept", R = "reject" }) do
     map(lhs, function()
       local id, entries = conversation_under_cursor()
-      if id then
-        decide(action, id, entries)
+      if not id then
+        return
       end
+      -- One key decides every edit of the conversation: with more than one, only
+      -- after a yes.
+      local question = ("%s all %d edits of conversation %s?"):format(
+        action == "accept" and "Accept" or "Reject",
+        #entries,
+        id
+      )
+      if #entries > 1 and not M.confirm(question) then
+        notify(action .. " of conversation " .. id .. " cancelled")
+        return
+      end
+      decide(action, id)
     end, action .. " the whole conversation")
   end
   map("<C-l>", M.refresh, "refresh")

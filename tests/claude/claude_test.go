@@ -69,6 +69,9 @@ func TestRealClaudeCodeAcceptAndReject(t *testing.T) {
 		// With the hooks too, an accepted diff is one entry, not two.
 		t.Run(v+"/accept with hooks", func(t *testing.T) { scenario(t, bin, flow{accept: true, hooks: true}) })
 		t.Run(v+"/new file with hooks", func(t *testing.T) { scenario(t, bin, flow{accept: true, newFile: true, hooks: true}) })
+		// A hunk taken back before :w is not in what is written, nor in the history.
+		t.Run(v+"/hunk taken back with hooks", func(t *testing.T) { scenario(t, bin, flow{accept: true, hunkBack: true, hooks: true}) })
+		t.Run(v+"/reject with hooks", func(t *testing.T) { scenario(t, bin, flow{hooks: true}) })
 	}
 }
 
@@ -78,6 +81,7 @@ type flow struct {
 	userEdit bool // change the proposal before accepting
 	newFile  bool // Claude Code proposes a new file (Write) instead of an Edit
 	hooks    bool // Claude Code runs mcpdiff's hooks as well (they record the same write)
+	hunkBack bool // Claude Code rewrites a file in two places; the user takes the first back
 }
 
 func nvimVersion(bin string) string {
@@ -89,6 +93,10 @@ const (
 	proposed   = "hello edited\nsecond line\n"
 	userEdited = "hello edited\nsecond line\nadded by the user\n"
 	newContent = "brand new\n"
+	// The two-hunk rewrite of original+"3\n4\n5\n", and what is left once the user
+	// takes its first hunk back.
+	twoHunks = "hello edited\nsecond line\n3\n4\nfive\n"
+	lastHunk = "hello world\nsecond line\n3\n4\nfive\n"
 )
 
 // scenario: the user asks Claude Code to edit hello.txt (or to create new.txt); the
@@ -103,10 +111,21 @@ func scenario(t *testing.T, nvimBin string, f flow) {
 	if f.newFile {
 		file, want = filepath.Join(w.ws, "new.txt"), newContent
 	}
+	if f.hunkBack {
+		if err := os.WriteFile(file, []byte(original+"3\n4\n5\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = twoHunks
+	}
 	api := newScriptAPI(t)
-	if f.newFile {
+	switch {
+	case f.newFile:
 		api.script("edit the file", call{"Write", map[string]any{"file_path": file, "content": newContent}})
-	} else {
+	case f.hunkBack:
+		api.script("edit the file",
+			call{"Read", map[string]any{"file_path": file}},
+			call{"Write", map[string]any{"file_path": file, "content": twoHunks}})
+	default:
 		api.script("edit the file",
 			call{"Read", map[string]any{"file_path": file}},
 			call{"Edit", map[string]any{"file_path": file, "old_string": "hello world", "new_string": "hello edited"}})
@@ -159,6 +178,12 @@ return 0`, &proposal)
 	if err := v.SetCurrentWindow(nvimrpc.Window(win)); err != nil {
 		t.Fatal(err)
 	}
+	if f.hunkBack {
+		if err := v.Command("1McpDiffReject"); err != nil {
+			t.Fatal(err)
+		}
+		want = lastHunk
+	}
 	if f.accept {
 		if err := v.Command("write"); err != nil {
 			t.Fatal(err)
@@ -176,8 +201,17 @@ return 0`, &proposal)
 		eventually(t, "the bridge to record the accepted diff", func() bool {
 			return strings.Contains(neovimState(v), "recorded the accepted diff")
 		}, state)
-		if n := recorded(w.ws); n != 1 {
-			t.Fatalf("an accepted diff is %d entries in the history, want 1", n)
+		// What the user decided is what is recorded: accepted (not pending, whichever
+		// of the bridge and the hook recorded it first), with the bytes written.
+		entries := recordedEntries(w.ws)
+		if len(entries) != 1 {
+			t.Fatalf("an accepted diff is %d entries in the history, want 1", len(entries))
+		}
+		if e := entries[0]; e.Status != history.Accepted || e.HashAfter == nil || *e.HashAfter != testenv.SHA256(want) {
+			t.Fatalf("the accepted diff is recorded as %+v, want accepted with the bytes written (%q)", e, want)
+		}
+		if out, err := exec.Command(testenv.Binary, "status", "--workspace", w.ws).CombinedOutput(); err != nil || strings.Contains(string(out), "pending") {
+			t.Fatalf("status after the accept: %v\n%s", err, out)
 		}
 		if f.hooks { // both hooks ran: PreToolUse kept the file, PostToolUse took it back
 			left, err := os.ReadDir(filepath.Join(w.ws, ".mcp", "edit_history", "hooks"))
@@ -227,21 +261,24 @@ return "\nNeovim buffers: " .. vim.inspect(names) .. "\nbridge status: " .. vim.
 }
 
 // recorded counts the history entries of the workspace (0 without a store).
-func recorded(ws string) int {
+func recorded(ws string) int { return len(recordedEntries(ws)) }
+
+// recordedEntries are the history entries of the workspace (none without a store).
+func recordedEntries(ws string) []*history.Entry {
 	root, err := workspace.OpenRoot(ws)
 	if err != nil {
-		return 0
+		return nil
 	}
 	defer root.Close()
 	st, err := history.OpenExisting(root)
 	if err != nil {
-		return 0
+		return nil
 	}
 	list, err := st.List(history.Filter{})
 	if err != nil {
-		return 0
+		return nil
 	}
-	return len(list.Entries)
+	return list.Entries
 }
 
 // world is the temporary HOME, Claude config folder and workspace of one scenario.

@@ -63,6 +63,8 @@ type session struct {
 	ws     string // the workspace: Neovim's cwd
 	pid    int    // Neovim's pid
 	closed bool
+
+	agentCalls int // tool calls agentEdit made, for their ids
 }
 
 // options are extra setup() options; "bin" defaults to the binary under test.

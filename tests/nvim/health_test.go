@@ -60,6 +60,27 @@ func wantHealth(t *testing.T, lines []string, level string, want []string, advic
 	t.Fatalf(":checkhealth mcpdiff has no %s line with %q:\n%s", level, want, strings.Join(lines, "\n"))
 }
 
+// wantHealthInfo fails unless an INFO line (Neovim 0.7.2: "- INFO: text"; 0.10:
+// "- text") holds every one of want.
+func wantHealthInfo(t *testing.T, lines []string, want ...string) {
+	t.Helper()
+	for _, l := range lines {
+		text, ok := strings.CutPrefix(strings.TrimSpace(l), "- ")
+		if !ok || healthLevel.MatchString(l) {
+			continue
+		}
+		text = strings.TrimPrefix(text, "INFO: ")
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(text, w)
+		}
+		if all {
+			return
+		}
+	}
+	t.Fatalf(":checkhealth mcpdiff has no INFO line with %q:\n%s", want, strings.Join(lines, "\n"))
+}
+
 func noHealthLevel(t *testing.T, lines []string, level string) {
 	t.Helper()
 	for _, l := range lines {
@@ -94,12 +115,18 @@ func TestHealthSections(t *testing.T) {
 		wantHealth(t, lines, "OK", []string{"1 edit(s) recorded, 1 pending"})
 		wantHealth(t, lines, "OK", []string{"every recorded file holds what its history says"})
 
-		// The file changed behind the history's back: a warning with what to do.
+		// The file changed behind the history's back: not a warning, but said, with
+		// the ways out.
 		if err := os.WriteFile(path, []byte("three\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		lines = s.checkhealth()
-		wantHealth(t, lines, "WARNING", []string{"a.txt differs from its recorded state", "mcpdiff accept --force --file a.txt"})
+		wantHealthInfo(t, lines, "a.txt was changed outside mcpdiff", "`mcpdiff restore --file a.txt`", "the next agent edit of it records the change as yours")
+		for _, l := range lines {
+			if strings.Contains(l, "a.txt") && (strings.Contains(l, "WARNING") || strings.Contains(l, "ERROR") || strings.Contains(l, "--force")) {
+				t.Fatalf("a file changed outside mcpdiff is reported as %q", l)
+			}
+		}
 		if err := os.WriteFile(path, []byte("two\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@
 package nvimtest
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -16,15 +17,20 @@ import (
 )
 
 // recordEdit records, in the session's workspace, that path went from before to
-// after (already on disk) in conversation conv, and returns the edit id.
+// after (already on disk) in conversation conv, as a pending edit of tool openDiff,
+// and returns the edit id.
 func (s *session) recordEdit(conv, path, before, after string) string {
 	s.t.Helper()
 	if err := os.WriteFile(path, []byte(after), 0o644); err != nil {
 		s.t.Fatal(err)
 	}
 	s.initStore()
-	rec := history.NewDiffRecorder([]string{s.ws})
-	if err := rec.RecordAccepted(conv, path, []byte(before), true, []byte(after)); err != nil {
+	store, err := history.OpenFolder(s.ws)
+	if err == nil {
+		_, err = store.Record(context.Background(), history.Commit{Conversation: conv, Tool: "openDiff", Source: history.SourceIDE,
+			Changes: []history.Change{{Op: history.Edit, Path: path, Before: []byte(before), BeforeExists: true, After: []byte(after)}}})
+	}
+	if err != nil {
 		s.t.Fatalf("record an edit: %v", err)
 	}
 	entries := s.historyEntries()
@@ -208,37 +214,68 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 			out, err := s.command("status", "--json").Output()
 			return err == nil && json.Unmarshal(out, &entries) == nil && len(entries) == 1
 		})
-		if e := entries[0]; e.FilePath != path || e.Source != "ide" || e.Status != "pending" {
+		if e := entries[0]; e.FilePath != path || e.Source != "ide" || e.Status != "accepted" {
 			t.Fatalf("recorded %+v", e)
+		}
+		// Accepted once: nothing pending is left to mark in the buffer.
+		if hs := luaValue[[]hunk](s, `return require("mcpdiff.bridge").request("mcpdiff_hunks", ...)`, path); len(hs) != 0 {
+			t.Fatalf("the accepted diff still has pending hunks: %+v", hs)
 		}
 	})
 }
 
-// A file that differs from its history is reported by the review list and by
-// :checkhealth, with the way out.
-func TestFileThatDiffersFromItsHistoryIsReported(t *testing.T) {
-	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
+// A file changed outside mcpdiff is reported by `mcpdiff status`, the review list
+// (on open, and after <C-l> when the change came while it was open) and
+// :checkhealth alike: as information, with the ways out, never as a warning.
+func TestFileChangedOutsideIsReportedAlikeEverywhere(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
 		path := s.writeFile("dir/hello.txt", "a\n")
 		s.recordEdit("conv_1_dd", path, "a\n", "b\n")
+		want := "dir/hello.txt was changed outside mcpdiff since its last recorded state"
+		restore := "`mcpdiff restore --file dir/hello.txt`"
+		s.cmd("McpDiffStatus")
+		s.waitListLine("Conversation conv_1_dd")
+		if text := strings.Join(s.listLines(), "\n"); strings.Contains(text, "Info:") || strings.Contains(text, "Warning:") {
+			t.Fatalf("the list reports a file that holds its history:\n%s", text)
+		}
+
+		// Changed by another program while the list is open: <C-l> shows it.
 		if err := os.WriteFile(path, []byte("b\nby hand\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want := "dir/hello.txt differs from its recorded state"
+		_, errOut, code := testenv.Run(t, s.command("status"))
+		if code != 0 || !strings.Contains(errOut, "mcpdiff: info: "+want) || !strings.Contains(errOut, restore) {
+			t.Fatalf("status: exit %d, stderr %q", code, errOut)
+		}
+		s.input("<C-l>")
+		line := s.listLines()[s.waitListLine("Info: "+want)-1]
+		if !strings.Contains(line, restore) || strings.Contains(line, "--force") {
+			t.Fatalf("the list's line: %q", line)
+		}
+		// Closed and opened again: still there, at once (the bridge keeps the rows).
+		s.cmd("close")
 		s.cmd("McpDiffStatus")
-		var lines []string
-		eventually(t, "the review list to warn about the file", func() bool {
-			s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
-			return strings.Contains(strings.Join(lines, "\n"), "Conversation conv_1_dd")
-		})
-		text := strings.Join(lines, "\n")
-		if !strings.Contains(text, "Warning: "+want) || !strings.Contains(text, "mcpdiff accept --force --file dir/hello.txt") {
-			t.Fatalf("the review list does not warn about the file:\n%s", text)
+		s.waitListLine("Info: " + want)
+		s.cmd("close")
+
+		lines := s.checkhealth()
+		wantHealthInfo(t, lines, want, restore)
+		for _, l := range lines {
+			if strings.Contains(l, "hello.txt") && (strings.Contains(l, "WARNING") || strings.Contains(l, "ERROR")) {
+				t.Fatalf(":checkhealth reports it as %q", l)
+			}
 		}
-		s.cmd("checkhealth mcpdiff")
-		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
-		text = strings.Join(lines, "\n")
-		if !strings.Contains(text, want) || !strings.Contains(text, "WARNING") {
-			t.Fatalf(":checkhealth mcpdiff does not warn about the file:\n%s", text)
+
+		// Put back by hand: gone from all three.
+		if err := os.WriteFile(path, []byte("b\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
+		if _, errOut, _ := testenv.Run(t, s.command("status")); errOut != "" {
+			t.Fatalf("status after the file was put back: %q", errOut)
+		}
+		s.cmd("McpDiffStatus")
+		s.waitListLine("Conversation conv_1_dd")
+		eventually(t, "the list to drop the info", func() bool { return !strings.Contains(strings.Join(s.listLines(), "\n"), "Info:") })
+		wantHealth(t, s.checkhealth(), "OK", []string{"every recorded file holds what its history says"})
 	})
 }

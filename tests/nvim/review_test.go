@@ -214,7 +214,7 @@ func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
 			eventually(t, "the refusal of :"+command, func() bool {
 				n := 0
 				for _, m := range s.messages() {
-					if strings.Contains(m.Msg, "a.txt has unsaved changes in this Neovim") {
+					if strings.Contains(m.Msg, "a.txt has unsaved changes in Neovim: save (:w) or discard (:e!) them in Neovim first") {
 						n++
 					}
 				}
@@ -437,9 +437,21 @@ func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
 			return name == path && l == 9
 		})
 
-		// R rejects the whole conversation, A accepts it (puts everything back).
+		// R rejects the whole conversation, A accepts it (puts everything back): each
+		// asks first, as the conversation has two edits, and acts only on a yes.
 		s.cmd("McpDiffStatus")
+		s.lua(`_G.asked = {}
+require("mcpdiff.review").confirm = function(question) table.insert(_G.asked, question); return false end`, nil)
 		s.cursorTo(s.waitListLine("Conversation conv_1_ca"))
+		s.input("R")
+		s.waitMessage("reject of conversation conv_1_ca cancelled")
+		if asked := luaValue[[]string](s, `return _G.asked`); len(asked) != 1 || asked[0] != "Reject all 2 edits of conversation conv_1_ca?" {
+			t.Fatalf("R asked %q", asked)
+		}
+		if testenv.ReadFile(t, path) != a1 || s.historyEntries()[0].Status != "pending" {
+			t.Fatal("R answered no changed the file or the history")
+		}
+		s.lua(`require("mcpdiff.review").confirm = function(question) table.insert(_G.asked, question); return true end`, nil)
 		s.input("R")
 		eventually(t, "the conversation rejected", func() bool { return testenv.ReadFile(t, path) == a0 })
 		s.waitListLine(id1[:8], "rejected")
@@ -447,6 +459,9 @@ func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
 		s.input("A")
 		eventually(t, "the conversation accepted", func() bool { return testenv.ReadFile(t, path) == a2 })
 		s.waitListLine("Conversation conv_1_ca (2)", "2 accepted")
+		if asked := luaValue[[]string](s, `return _G.asked`); len(asked) != 3 || asked[2] != "Accept all 2 edits of conversation conv_1_ca?" {
+			t.Fatalf("A asked %q", asked)
+		}
 	})
 }
 

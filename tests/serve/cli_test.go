@@ -165,7 +165,7 @@ func TestExternalChangeIsShownAndForceDiscardsIt(t *testing.T) {
 	s, ids := threeEdits(t)
 	s.Write("a.txt", s.Read("a.txt")+"added by hand\n")
 	out, errOut, code := cliSplit(t, s.dir, "reject", ids[0])
-	if code != 1 || !strings.Contains(out, "+added by hand") || !strings.Contains(errOut, "--force") {
+	if code != 1 || !strings.Contains(out, "+added by hand") || !strings.Contains(errOut, "mcpdiff restore --file "+s.Path("a.txt")) || strings.Contains(errOut, "--force") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	s.expect("a.txt", "1\ntwo\n3\n4\nfive\n6\n7\neight\n9\nadded by hand\n")
@@ -259,7 +259,7 @@ func assertConsistent(t *testing.T, dir string) {
 
 func TestCleanupCommand(t *testing.T) {
 	s, ids := threeEdits(t)
-	out, _, code := cliSplit(t, s.dir, "cleanup")
+	out, _, code := cliSplit(t, s.dir, "cleanup", "--yes")
 	if code != 0 || !strings.Contains(out, "dropped 0") {
 		t.Fatalf("cleanup with pending edits: %d %q", code, out)
 	}
@@ -269,7 +269,7 @@ func TestCleanupCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "dropped 0") {
 		t.Fatalf("cleanup of recent conversations: %d %q", code, out)
 	}
-	out, _, code = cliSplit(t, s.dir, "cleanup")
+	out, _, code = cliSplit(t, s.dir, "cleanup", "--yes")
 	if code != 0 || !strings.Contains(out, "dropped 1") {
 		t.Fatalf("cleanup: %d %q", code, out)
 	}
@@ -305,16 +305,18 @@ func TestReadOnlyWorkspace(t *testing.T) {
 	}
 }
 
-// status names a file that differs from its history and the ways out, on stderr
-// (--json stays one array of entries); a decision then refuses to act on it, even
-// one with nothing to do, until --force puts the recorded state back.
+// status names a file that differs from its history and the ways out, on stderr,
+// as information (--json stays one array of entries); a decision then refuses to
+// act on it, even one with nothing to do, until `restore --yes` puts the recorded
+// state back.
 func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
 	s, ids := threeEdits(t)
 	recorded := s.Read("a.txt")
 	s.Write("a.txt", "by hand\n")
 	for _, args := range [][]string{{"status"}, {"status", "--json"}, {"status", "--file", "a.txt"}} {
 		out, errOut, code := cliSplit(t, s.dir, args...)
-		if code != 0 || !strings.Contains(errOut, "mcpdiff: warning: a.txt differs from its recorded state") || !strings.Contains(errOut, "mcpdiff accept --force --file a.txt") {
+		if code != 0 || !strings.Contains(errOut, "mcpdiff: info: a.txt was changed outside mcpdiff since its last recorded state") ||
+			!strings.Contains(errOut, "`mcpdiff restore --file a.txt`") || strings.Contains(errOut, "warning") || strings.Contains(errOut, "--force") {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
 		}
 		if args[len(args)-1] == "--json" {
@@ -334,8 +336,8 @@ func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
 		}
 		s.expect("a.txt", "by hand\n")
 	}
-	if _, errOut, code := cliSplit(t, s.dir, "accept", "--force", "--file", "a.txt"); code != 0 {
-		t.Fatalf("accept --force --file: %d %s", code, errOut)
+	if _, errOut, code := cliSplit(t, s.dir, "restore", "--file", "a.txt", "--yes"); code != 0 {
+		t.Fatalf("restore --file --yes: %d %s", code, errOut)
 	}
 	s.expect("a.txt", recorded)
 	if _, errOut, _ := cliSplit(t, s.dir, "status"); errOut != "" {

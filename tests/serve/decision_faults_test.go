@@ -187,7 +187,7 @@ func faultCases(t *testing.T, base string, n int) []*faultCase {
 			}
 		}
 		p := r.edit(open, "a.txt", numberedLines(n, map[int]string{1: "one\n", 10: "ten\n"}))
-		return []string{"cleanup"}, []string{"reject", p}
+		return []string{"cleanup", "--yes"}, []string{"reject", p}
 	})
 	return cases
 }
@@ -199,7 +199,7 @@ func faultCases(t *testing.T, base string, n int) []*faultCase {
 func (c *faultCase) state(t *testing.T) string {
 	t.Helper()
 	out, errOut, code := cliSplit(t, c.dir, "status", "--json")
-	if code != 0 || strings.Contains(errOut, "differs from its recorded state") || strings.Contains(errOut, "cannot be completed") {
+	if code != 0 || strings.Contains(errOut, "changed outside mcpdiff") || strings.Contains(errOut, "cannot be completed") {
 		t.Fatalf("%s: status after the fault: exit %d\n%s", c.name, code, errOut)
 	}
 	if strings.Contains(errOut, "completed an interrupted") {

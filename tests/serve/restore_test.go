@@ -1,0 +1,146 @@
+//go:build unix
+
+package serve
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
+)
+
+// restore without --yes shows what it would discard and changes nothing; with --yes
+// it puts the recorded bytes back and leaves every status as it was.
+func TestRestoreShowsThenDiscards(t *testing.T) {
+	s, ids := threeEdits(t)
+	recorded := s.Read("a.txt")
+	history := s.entries()
+	s.Write("a.txt", recorded+"by another program\n")
+
+	out, errOut, code := cliSplit(t, s.dir, "restore", "--file", "a.txt")
+	if code != 0 || !strings.Contains(out, "restoring a.txt would discard these changes") || !strings.Contains(out, "+by another program") ||
+		!strings.Contains(out, "nothing was changed; to discard them, run `mcpdiff restore --file a.txt --yes`") {
+		t.Fatalf("restore without --yes: exit %d\n%s%s", code, out, errOut)
+	}
+	s.expect("a.txt", recorded+"by another program\n")
+
+	out, errOut, code = cliSplit(t, s.dir, "restore", "--file", "a.txt", "--yes")
+	if code != 0 || !strings.Contains(out, "+by another program") || !strings.Contains(out, "restored a.txt to its recorded state") {
+		t.Fatalf("restore --yes: exit %d\n%s%s", code, out, errOut)
+	}
+	s.expect("a.txt", recorded)
+	for i, e := range s.entries() {
+		if e["status"] != history[i]["status"] || e["edit_id"] != ids[i] {
+			t.Fatalf("restore changed the history: %v", e)
+		}
+	}
+	if _, errOut, _ := cliSplit(t, s.dir, "status"); errOut != "" {
+		t.Fatalf("status after restore: %q", errOut)
+	}
+	if out, _, code := cliSplit(t, s.dir, "restore", "--file", "a.txt", "--yes"); code != 0 || !strings.Contains(out, "a.txt holds its recorded state: nothing to restore") {
+		t.Fatalf("restore of a file in its recorded state: %d %q", code, out)
+	}
+
+	// A deleted file comes back; a file the history says was deleted goes again.
+	os.Remove(s.Path("a.txt"))
+	if _, errOut, code := cliSplit(t, s.dir, "restore", "--file", "a.txt", "--yes"); code != 0 {
+		t.Fatalf("restore of a deleted file: %d %s", code, errOut)
+	}
+	s.expect("a.txt", recorded)
+	s.ok("delete_file", map[string]any{"path": "a.txt"})
+	s.Write("a.txt", "made again\n")
+	if _, errOut, code := cliSplit(t, s.dir, "restore", "--file", "a.txt", "--yes"); code != 0 {
+		t.Fatalf("restore of a file the history deleted: %d %s", code, errOut)
+	}
+	s.missing("a.txt")
+}
+
+func TestRestoreBadInput(t *testing.T) {
+	s, _ := threeEdits(t)
+	s.Write("new.txt", "no history\n")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"restore"}, 2, "say which file: --file PATH"},
+		{[]string{"restore", "a.txt"}, 2, "say which file"},
+		{[]string{"restore", "--file"}, 2, "needs a value"},
+		{[]string{"restore", "--file", "a.txt", "--force"}, 2, "unknown flag --force"},
+		{[]string{"restore", "--file", "new.txt"}, 1, "no recorded edits of " + s.Path("new.txt")},
+		{[]string{"restore", "--file", "missing.txt", "--yes"}, 1, "no recorded edits"},
+	} {
+		_, errOut, code := cliSplit(t, s.dir, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	if _, errOut, code := cliSplit(t, t.TempDir(), "restore", "--file", "a.txt"); code != 1 || !strings.Contains(errOut, "no edit history found") {
+		t.Errorf("restore without a store: %d %q", code, errOut)
+	}
+	s.expect("new.txt", "no history\n")
+}
+
+// The command status suggests for a file changed outside mcpdiff is safe to paste,
+// whatever the file's name: pasted into a shell it does what it says (shows the
+// changes) and nothing else.
+func TestSuggestedRestoreCommandIsSafeToPaste(t *testing.T) {
+	for _, name := range []string{"notes $(touch PWNED).txt", "it's `id` & more.txt", "tab\tand\nnewline.txt"} {
+		s := start(t)
+		s.Write(name, "one\n")
+		s.ok("edit_file", map[string]any{"path": name, "old_string": "one", "new_string": "two"})
+		s.Write(name, "two\nthree\n")
+		_, errOut, code := cliSplit(t, s.dir, "status")
+		m := regexp.MustCompile("run `(mcpdiff restore --file .*)` \\(it shows").FindStringSubmatch(errOut)
+		if code != 0 || m == nil {
+			t.Fatalf("%q: status: exit %d, %q", name, code, errOut)
+		}
+		if strings.ContainsAny(errOut, "\t\x1b") || strings.Count(errOut, "\n") != 1 {
+			t.Fatalf("%q: the suggestion writes the name raw: %q", name, errOut)
+		}
+		bin := t.TempDir()
+		if err := os.Symlink(testenv.Binary, filepath.Join(bin, "mcpdiff")); err != nil {
+			t.Fatal(err)
+		}
+		paste := exec.Command("bash", "-c", m[1])
+		paste.Dir, paste.Env = s.dir, testenv.Env("PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := paste.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "+three") {
+			t.Fatalf("%q: pasting %s: %v\n%s", name, m[1], err, out)
+		}
+		if _, err := os.Stat(filepath.Join(s.dir, "PWNED")); err == nil {
+			t.Fatalf("pasting %s ran what the file name holds", m[1])
+		}
+		s.expect(name, "two\nthree\n")
+	}
+}
+
+// Plain cleanup lists what it would drop and drops nothing; --yes drops it.
+func TestCleanupAsksForYes(t *testing.T) {
+	s, ids := threeEdits(t)
+	cliSplit(t, s.dir, "accept", ids[0], ids[1], ids[2])
+	before := s.entries()
+	out, _, code := cliSplit(t, s.dir, "cleanup")
+	if code != 0 || !strings.Contains(out, "would drop 1 conversation(s)") || !strings.Contains(out, before[0]["conversation_id"].(string)) ||
+		!strings.Contains(out, "a.txt") || !strings.Contains(out, "nothing was dropped") || !strings.Contains(out, "`mcpdiff cleanup --yes`") {
+		t.Fatalf("cleanup without --yes: %d\n%s", code, out)
+	}
+	if got := s.entries(); len(got) != len(before) {
+		t.Fatalf("cleanup without --yes dropped %d entries", len(before)-len(got))
+	}
+	out, _, code = cliSplit(t, t.TempDir(), "cleanup", "--workspace", s.dir)
+	if code != 0 || !strings.Contains(out, "`mcpdiff cleanup --yes --workspace "+s.dir+"`") {
+		t.Fatalf("cleanup --workspace without --yes: %d\n%s", code, out)
+	}
+	out, _, code = cliSplit(t, s.dir, "cleanup", "--yes")
+	if code != 0 || !strings.Contains(out, "dropped 1 conversation(s)") {
+		t.Fatalf("cleanup --yes: %d\n%s", code, out)
+	}
+	if out, _, _ := cliSplit(t, s.dir, "cleanup"); !strings.Contains(out, "nothing to drop") {
+		t.Fatalf("cleanup with nothing left: %q", out)
+	}
+}
