@@ -113,6 +113,19 @@ func (b *Buffers) Modified(path string) (bool, error) {
 	return false, fmt.Errorf("could not ask Neovim whether %s has unsaved changes: %s; retry", path, cause)
 }
 
+// Notify shows text in Neovim as a warning (vim.notify), without waiting for the user:
+// the message is scheduled, so a Neovim in the middle of something shows it after.
+func (b *Buffers) Notify(text string) error {
+	if b.dropped.Load() {
+		return nil
+	}
+	ctx, cancel := b.context()
+	defer cancel()
+	return call(ctx, "show a message", func() error {
+		return b.v.ExecLua("local text = ...; vim.schedule(function() vim.notify(text, vim.log.levels.WARN) end)", nil, text)
+	})
+}
+
 // Reload re-reads the buffers of these files that have no unsaved changes, keeping
 // cursor and view. Files without a buffer are skipped.
 func (b *Buffers) Reload(paths ...string) error {
