@@ -18,20 +18,20 @@ func FuzzSettingsTree(f *testing.F) {
 	f.Add([]byte(`[1, {"a": null, "b": [true, false, {}]}, "x\"y"]`))
 	f.Add([]byte(`{"z": 1, "a": {"y": [], "b": 2e10}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, err := parseTree(data)
+		n, err := parseTree(data, maxSettingsDepth)
 		if err != nil {
 			return
 		}
-		out := n.encode("")
-		again, err := parseTree(out)
+		out := n.encode()
+		again, err := parseTree(out, maxSettingsDepth+1)
 		if err != nil {
 			t.Fatalf("cannot read back %q: %v", out, err)
 		}
 		if !n.equal(again) {
 			t.Fatalf("%q came back as %q", data, out)
 		}
-		if !bytes.Equal(again.encode(""), out) {
-			t.Fatalf("writing is not stable: %q then %q", out, again.encode(""))
+		if !bytes.Equal(again.encode(), out) {
+			t.Fatalf("writing is not stable: %q then %q", out, again.encode())
 		}
 	})
 }
