@@ -224,6 +224,9 @@ func removeTOMLTables(text string, drop func(key string, ours bool) bool) string
 		}
 		if ours {
 			out = out[:len(out)-1]
+			if len(out) > 0 && out[len(out)-1] == "\n" { // the blank line install put before it
+				out = out[:len(out)-1]
+			}
 		}
 		for i+1 < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "[") && strings.TrimSpace(lines[i+1]) != codexMarker {
 			i++
