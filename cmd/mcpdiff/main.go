@@ -28,8 +28,8 @@ commands:
   accept    accept edits
   reject    reject edits and rebuild the files without them
   cleanup   drop fully resolved conversations
-  hook      Claude Code's hook handler (run by Claude Code, never by hand)
-  hooks     install, uninstall or show Claude Code's hooks (install|uninstall|status)
+  hook      an agent's hook handler (--agent NAME; run by the agent, never by hand)
+  hooks     install, uninstall or show an agent's hooks (install|uninstall|status --agent NAME)
   version   print version and build info
 `
 
