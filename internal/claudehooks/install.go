@@ -108,11 +108,9 @@ var formats = map[*Agent]*hookFormat{
 		hook: func(command string) *node { return toNode(map[string]any{"command": command}, "command") }},
 }
 
-// HookCommand is the command an agent runs: the binary by its absolute path (an agent
+// commandFor is the command an agent runs: the binary by its absolute path (an agent
 // started anywhere may not have it on PATH), then `hook`, the agent and, for Copilot
 // CLI, whose input names no event, the event.
-func HookCommand(bin string) string { return commandFor(claude, bin, "") }
-
 func commandFor(a *Agent, bin, event string) string {
 	cmd := shellWord(bin) + " hook"
 	if a != claude {

@@ -164,30 +164,6 @@ func confined(path, project string) error {
 	return nil
 }
 
-// Install puts mcpdiff's hooks for bin into Claude Code's settings file at path,
-// keeping every other key and hook in their order. A group of an older install (another
-// path to mcpdiff) is replaced. confine is the project folder at project scopes ("" at
-// user scope). It reports whether the file changed.
-func Install(path, confine, bin string) (bool, error) {
-	f, err := readSettings(path, confine)
-	if err != nil {
-		return false, err
-	}
-	return installHooks(claude, f, bin)
-}
-
-// Uninstall takes mcpdiff's hooks out of Claude Code's settings file at path: its
-// groups, and the lists and objects that held nothing else. A file left empty is
-// removed (and the .claude folder, when that leaves it empty). It reports whether the
-// file changed.
-func Uninstall(path, confine string) (bool, error) {
-	f, err := readSettings(path, confine)
-	if err != nil {
-		return false, err
-	}
-	return uninstallHooks(claude, f)
-}
-
 // remove deletes the file, and its folder when that leaves it empty.
 func (f *settingsFile) remove() (bool, error) {
 	if err := os.Remove(f.path); err != nil {
