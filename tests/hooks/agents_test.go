@@ -328,3 +328,32 @@ func TestCopilotHookNeverFails(t *testing.T) {
 		}
 	}
 }
+
+// TestTitlesInStatusAndShow: a conversation's title (its prompt's first line) shows
+// in `mcpdiff status` (a last column) and `mcpdiff show`, and its id may be shortened.
+func TestTitlesInStatusAndShow(t *testing.T) {
+	w := newWS(t)
+	w.Write("a.txt", "a\n")
+	run := func(input string) {
+		cmd := w.command(w.agentEnv(), "hook", "--agent", "gemini")
+		cmd.Stdin = strings.NewReader(input)
+		if out, errOut, code := testenv.Run(t, cmd); code != 0 || out != "" || errOut != "" {
+			t.Fatalf("hook: exit %d %q %q", code, out, errOut)
+		}
+	}
+	run(`{"session_id":"g","cwd":"` + w.dir + `","hook_event_name":"BeforeAgent","prompt":"Make a louder\nplease"}`)
+	tool := `"tool_name":"write_file","tool_input":{"file_path":"` + w.Path("a.txt") + `","content":"A\n"}`
+	run(`{"session_id":"g","cwd":"` + w.dir + `","hook_event_name":"BeforeTool",` + tool + `}`)
+	w.Write("a.txt", "A\n")
+	run(`{"session_id":"g","cwd":"` + w.dir + `","hook_event_name":"AfterTool",` + tool + `,"tool_response":{}}`)
+	out, _, code := testenv.Run(t, w.command(w.agentEnv(), "status"))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.HasSuffix(lines[0], "TITLE") || !strings.HasSuffix(lines[1], "Make a louder") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	conv := strings.Fields(lines[1])[5] // EDIT, TIME (date and time), STATUS, OP, CONVERSATION
+	out, _, code = testenv.Run(t, w.command(w.agentEnv(), "show", conv[:12]))
+	if code != 0 || !strings.Contains(out, "prompt: Make a louder\n") || !strings.Contains(out, "+A") {
+		t.Fatalf("show %s: exit %d\n%s", conv[:12], code, out)
+	}
+}
