@@ -29,14 +29,14 @@ func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpdiff hook: %v; %s runs it with the event on stdin\n", err, a.Label)
-		return a.Fail("").Code | nonZeroForMisuse(a)
+		return misuseCode(a)
 	}
 	if f, ok := stdin.(*os.File); ok {
 		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
 			fmt.Fprintf(stderr, "mcpdiff hook is %s's hook handler: it reads one hook event as JSON on stdin.\n"+
 				"Install it with `mcpdiff hooks install%s`, or start the agent from Neovim (:McpDiffAgent %s).\n",
 				a.Label, agentOption(a), a.Name)
-			return a.Fail("").Code | nonZeroForMisuse(a)
+			return misuseCode(a)
 		}
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(claudehooks.Budget))
@@ -92,9 +92,9 @@ func claudeAgentOr(a *claudehooks.Agent) *claudehooks.Agent {
 	return a
 }
 
-// nonZeroForMisuse: misuse by hand exits 1, except where that would refuse the
-// agent's writes (Copilot CLI reads any failure as a refusal).
-func nonZeroForMisuse(a *claudehooks.Agent) int {
+// misuseCode: misuse by hand exits 1, except where that would refuse the agent's
+// writes (Copilot CLI reads any failure as a refusal).
+func misuseCode(a *claudehooks.Agent) int {
 	if a.Name == "copilot" {
 		return 0
 	}
