@@ -140,7 +140,7 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 			}
 			return printHooksStatus(claudehooks.Status(paths, env.Project), asJSON, stdout)
 		}
-		var reports []claudehooks.AgentReport
+		reports := []claudehooks.AgentReport{}
 		for _, a := range agents {
 			reports = append(reports, claudehooks.AgentStatus(a, env, bin))
 		}
