@@ -139,6 +139,19 @@ func (b *Buffers) cause(err error) string {
 	return cause
 }
 
+// Notify shows text in Neovim as a warning (vim.notify), without waiting for the user:
+// the message is scheduled, so a Neovim in the middle of something shows it after.
+func (b *Buffers) Notify(text string) error {
+	if b.dropped.Load() {
+		return nil
+	}
+	ctx, cancel := b.context()
+	defer cancel()
+	return call(ctx, "show a message", func() error {
+		return b.v.ExecLua("local text = ...; vim.schedule(function() vim.notify(text, vim.log.levels.WARN) end)", nil, text)
+	})
+}
+
 // Reload re-reads the buffers of these files that have no unsaved changes, keeping
 // cursor and view. Files without a buffer are skipped.
 func (b *Buffers) Reload(paths ...string) error {

@@ -391,7 +391,7 @@ func luaHunks(hs []history.Hunk) []map[string]any {
 			old[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
 		}
 		m := map[string]any{
-			"edit_id": h.EditID, "conversation_id": h.ConversationID, "tool": h.ToolName, "time": h.Timestamp,
+			"edit_id": h.EditID, "conversation_id": h.ConversationID, "title": h.Title, "tool": h.ToolName, "time": h.Timestamp,
 			"block": h.Block + 1, "start_line": h.Start, "end_line": h.End, "kind": h.Kind, "old_lines": old,
 		}
 		if h.Kind == history.KindDelete {

@@ -49,3 +49,15 @@ end, { range = true, desc = "mcpdiff: @-mention the file (or the lines) in Claud
 command("McpDiffClaude", function(args)
   require("mcpdiff.terminal").open(args.fargs)
 end, { nargs = "*", desc = "mcpdiff: run Claude Code in a terminal connected to this Neovim" })
+
+command("McpDiffAgent", function(args)
+  require("mcpdiff.terminal").open_agent(args.fargs[1], vim.list_slice(args.fargs, 2))
+end, {
+  nargs = "+",
+  complete = function(lead)
+    return vim.tbl_filter(function(n)
+      return n:find(lead, 1, true) == 1
+    end, { "claude", "codex", "copilot", "cursor", "gemini", "opencode" })
+  end,
+  desc = "mcpdiff: run an agent CLI (codex, gemini, opencode, copilot, cursor, claude) in a terminal, recording its edits",
+})

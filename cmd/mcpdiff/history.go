@@ -176,8 +176,16 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	rows := [][]string{{"EDIT", "TIME", "STATUS", "OP", "CONVERSATION", "PATH"}}
+	titled := false // the conversations' titles (their prompts), a last column when any is known
 	for _, e := range list.Entries {
 		rows = append(rows, []string{e.EditID, reviewlist.LocalTime(e.Timestamp), e.StatusText(), string(e.Operation), e.ConversationID, entryPath(store, e)})
+		titled = titled || e.ConversationTitle != ""
+	}
+	if titled {
+		rows[0] = append(rows[0], "TITLE")
+		for i, e := range list.Entries {
+			rows[i+1] = append(rows[i+1], e.ConversationTitle)
+		}
 	}
 	writeTable(stdout, rows)
 	return exitOK
@@ -233,6 +241,9 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout)
 		}
 		header := fmt.Sprintf("edit %s  %s %s  %s  (%s #%d, %s, %s)", e.EditID, e.Operation, entryPath(store, e), e.StatusText(), e.ConversationID, e.ToolCallIndex, e.ToolName, reviewlist.LocalTime(e.Timestamp))
+		if e.ConversationTitle != "" {
+			header += "\nprompt: " + e.ConversationTitle
+		}
 		if len(e.HunkStatus) > 0 {
 			header += "\n" + hunkStates(e.HunkStatus)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
@@ -12,26 +14,40 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
 )
 
-// runHook is `mcpdiff hook`, run by Claude Code with one hook event on stdin. It
-// never exits 2 (Claude Code would block the tool): a deny is printed on stdout.
-func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "mcpdiff hook: takes no arguments (got %q); Claude Code runs it with the event on stdin\n", args)
-		return 1
+// runHook is `mcpdiff hook [--agent NAME] [--event EVENT]`, run by an agent with one
+// hook event on stdin. It never exits 2 (Claude Code and Codex would refuse the
+// write): a deny is printed on stdout; a failure exits with the agent's
+// non-blocking code (always 0 for Copilot CLI, which refuses on any other).
+func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	agent, event, err := hookArgs(args)
+	a := claudeAgentOr(agent)
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "mcpdiff hook: internal error, nothing was recorded and nothing refused: %v\n", p)
+			code = a.Fail("").Code
+		}
+	}()
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpdiff hook: %v; %s runs it with the event on stdin\n", err, a.Label)
+		return misuseCode(a)
 	}
 	if f, ok := stdin.(*os.File); ok {
 		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
-			fmt.Fprintln(stderr, "mcpdiff hook is Claude Code's hook handler: it reads one hook event as JSON on stdin.\n"+
-				"Install it with `mcpdiff hooks install`, or start Claude Code with :McpDiffClaude in Neovim.")
-			return 1
+			fmt.Fprintf(stderr, "mcpdiff hook is %s's hook handler: it reads one hook event as JSON on stdin.\n"+
+				"Install it with `mcpdiff hooks install%s`, or start the agent from Neovim (:McpDiffAgent %s).\n",
+				a.Label, agentOption(a), a.Name)
+			return misuseCode(a)
 		}
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), start.Add(claudehooks.Budget))
 	defer cancel()
 	r := claudehooks.Handle(ctx, stdin, claudehooks.Options{
+		Agent:       a,
+		Event:       event,
 		Nvim:        os.Getenv("NVIM"),
 		LockDirs:    ide.LockDirs(),
 		MaxFileSize: filetools.DefaultMaxFileSize,
+		StateDir:    stateDir(),
 	})
 	if len(r.Stdout) > 0 {
 		stdout.Write(r.Stdout)
@@ -40,4 +56,69 @@ func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, r.Message)
 	}
 	return r.Code
+}
+
+// hookArgs reads `hook`'s flags: --agent NAME and --event EVENT.
+func hookArgs(args []string) (agent *claudehooks.Agent, event string, err error) {
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(args[i], "=")
+		if (name == "--agent" || name == "--event") && !hasValue {
+			if i+1 >= len(args) {
+				return agent, event, fmt.Errorf("%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "--agent":
+			a, err := claudehooks.AgentNamed(value)
+			if err != nil {
+				return agent, event, err
+			}
+			agent = a
+		case "--event":
+			event = value
+		default:
+			return agent, event, fmt.Errorf("unexpected argument %q (it takes --agent NAME and --event EVENT)", args[i])
+		}
+	}
+	return agent, event, nil
+}
+
+func claudeAgentOr(a *claudehooks.Agent) *claudehooks.Agent {
+	if a == nil {
+		return claudehooks.Agents[0]
+	}
+	return a
+}
+
+// misuseCode: misuse by hand exits 1, except where that would refuse the agent's
+// writes (Copilot CLI reads any failure as a refusal).
+func misuseCode(a *claudehooks.Agent) int {
+	if a.Name == "copilot" {
+		return 0
+	}
+	return 1
+}
+
+// agentOption is " --agent NAME", or "" for Claude Code (the default).
+func agentOption(a *claudehooks.Agent) string {
+	if a == claudehooks.Agents[0] {
+		return ""
+	}
+	return " --agent " + a.Name
+}
+
+// stateDir is mcpdiff's state folder: $XDG_STATE_HOME/mcpdiff, else
+// ~/.local/state/mcpdiff.
+func stateDir() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcpdiff")
 }

@@ -5,44 +5,90 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
 )
 
-const hooksUsage = `usage: mcpdiff hooks install|uninstall|status|settings [--scope local|project|user] [--json]
+const hooksUsage = `usage: mcpdiff hooks install|uninstall|status|settings [--agent NAME|all] [--scope local|project|user] [--json]
 
-  install    put mcpdiff's hooks into Claude Code's settings file of the scope
+  install    put mcpdiff's hooks into the agent's configuration of the scope
   uninstall  take out exactly what install put in
-  status     say in which settings files the hooks are, and whether they are active
-  settings   print the settings JSON for ` + "`claude --settings`" + ` (what :McpDiffClaude passes)
+  status     say where the hooks are, and whether the agent runs them
+  settings   the hooks for one run: Claude Code's --settings JSON (what :McpDiffClaude
+             passes), OpenCode's OPENCODE_CONFIG_CONTENT, or the path of a Gemini CLI
+             system-defaults file (GEMINI_CLI_SYSTEM_DEFAULTS_PATH)
 
-scopes (default local; the project is the working directory):
-  local      <project>/.claude/settings.local.json
-  project    <project>/.claude/settings.json
-  user       $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json
+agents: claude (the default), codex, gemini, opencode, copilot, cursor, or all (every
+one whose CLI is on PATH)
+
+scopes (the project is the working directory):
+  Claude Code (default local):
+    local    <project>/.claude/settings.local.json
+    project  <project>/.claude/settings.json
+    user     $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json
+  the others (default user):
+    project  codex: <project>/.codex/hooks.json    gemini: <project>/.gemini/settings.json
+             opencode: <project>/opencode.json     copilot: <project>/.github/hooks/mcpdiff.json
+             cursor: <project>/.cursor/hooks.json
+    user     codex: $CODEX_HOME/hooks.json (and the trust entries in $CODEX_HOME/config.toml)
+             gemini: ~/.gemini/settings.json       opencode: $XDG_CONFIG_HOME/opencode/plugin/mcpdiff.js
+             copilot: $COPILOT_HOME/hooks/mcpdiff.json   cursor: ~/.cursor/hooks.json
 `
 
-// runHooks is `mcpdiff hooks`: Claude Code's hooks in its settings files.
+// agentCommands are the commands of the agents' CLIs, for --agent all and status.
+var agentCommands = map[string]string{"claude": "claude", "codex": "codex", "gemini": "gemini",
+	"opencode": "opencode", "copilot": "copilot", "cursor": "cursor-agent"}
+
+// runHooks is `mcpdiff hooks`: the agents' hooks in their configuration files.
 func runHooks(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, hooksUsage)
 		return exitUsage
 	}
 	action := args[0]
-	scope, asJSON := claudehooks.ScopeLocal, false
+	scope, agentName, asJSON := "", "claude", false
 	for i := 1; i < len(args); i++ {
 		name, value, hasValue := strings.Cut(args[i], "=")
 		switch {
 		case name == "--json" && !hasValue:
 			asJSON = true
-		case name == "--scope" && hasValue:
-			scope = value
-		case name == "--scope" && i+1 < len(args):
+		case (name == "--scope" || name == "--agent") && !hasValue && i+1 < len(args):
 			i++
-			scope = args[i]
+			value, hasValue = args[i], true
+			fallthrough
+		case (name == "--scope" || name == "--agent") && hasValue:
+			if name == "--scope" {
+				scope = value
+			} else {
+				agentName = value
+			}
 		default:
 			fmt.Fprintf(stderr, "mcpdiff hooks: unexpected argument %q\n\n%s", args[i], hooksUsage)
+			return exitUsage
+		}
+	}
+	var agents []*claudehooks.Agent
+	if agentName == "all" {
+		for _, a := range claudehooks.Agents {
+			if _, err := exec.LookPath(agentCommands[a.Name]); err == nil {
+				agents = append(agents, a)
+			}
+		}
+	} else {
+		a, err := claudehooks.AgentNamed(agentName)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcpdiff hooks: %v\n", err)
+			return exitUsage
+		}
+		agents = []*claudehooks.Agent{a}
+	}
+	for _, a := range agents {
+		if scope != "" && action != "status" && !slices.Contains(claudehooks.AgentScopes(a), scope) {
+			fmt.Fprintf(stderr, "mcpdiff hooks: unknown scope %q for %s: use %s\n", scope, a.Label, strings.Join(claudehooks.AgentScopes(a), ", "))
 			return exitUsage
 		}
 	}
@@ -51,67 +97,134 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpdiff hooks: cannot find this binary's path: %v\n", err)
 		return exitRefused
 	}
-	paths, err := settingsPaths()
+	env, err := hooksEnv()
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpdiff hooks: %v\n", err)
 		return exitRefused
 	}
-	path, ok := paths[scope]
-	if !ok {
-		fmt.Fprintf(stderr, "mcpdiff hooks: unknown scope %q: use local, project or user\n", scope)
-		return exitUsage
-	}
 	switch action {
-	case "install":
-		changed, err := claudehooks.Install(path, bin)
-		if err != nil {
-			fmt.Fprintf(stderr, "mcpdiff hooks install: %v\n", err)
-			return exitRefused
+	case "install", "uninstall":
+		code := exitOK
+		if len(agents) == 0 {
+			fmt.Fprintln(stdout, "no agent CLI found on PATH (claude, codex, gemini, opencode, copilot, cursor-agent)")
 		}
-		if changed {
-			fmt.Fprintf(stdout, "installed the hooks in %s (%s)\n", path, claudehooks.HookCommand(bin))
-		} else {
-			fmt.Fprintf(stdout, "the hooks are already in %s\n", path)
+		for _, a := range agents {
+			s := scope
+			if s == "" {
+				s = claudehooks.DefaultScope(a)
+			}
+			var done []string
+			if action == "install" {
+				done, err = claudehooks.InstallAgent(a, s, env, bin)
+			} else {
+				done, err = claudehooks.UninstallAgent(a, s, env)
+			}
+			for _, d := range done {
+				fmt.Fprintf(stdout, "%s: %s\n", a.Label, d)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpdiff hooks %s --agent %s: %v\n", action, a.Name, err)
+				code = exitRefused
+			}
 		}
-		return exitOK
-	case "uninstall":
-		changed, err := claudehooks.Uninstall(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "mcpdiff hooks uninstall: %v\n", err)
-			return exitRefused
-		}
-		if changed {
-			fmt.Fprintf(stdout, "removed the hooks from %s\n", path)
-		} else {
-			fmt.Fprintf(stdout, "the hooks were not in %s\n", path)
-		}
-		return exitOK
+		return code
 	case "status":
-		return printHooksStatus(claudehooks.Status(paths), asJSON, stdout)
+		if scope != "" {
+			fmt.Fprintf(stderr, "mcpdiff hooks status: takes no --scope (it shows every scope)\n")
+			return exitUsage
+		}
+		if agentName == "claude" {
+			paths := map[string]string{}
+			for _, s := range claudehooks.Scopes {
+				paths[s], _ = claudehooks.HooksPath(agents[0], s, env)
+			}
+			return printHooksStatus(claudehooks.Status(paths, env.Project), asJSON, stdout)
+		}
+		reports := []claudehooks.AgentReport{}
+		for _, a := range agents {
+			reports = append(reports, claudehooks.AgentStatus(a, env, bin))
+		}
+		if asJSON {
+			var v any = reports
+			if agentName != "all" {
+				v = reports[0]
+			}
+			b, _ := json.MarshalIndent(v, "", "  ")
+			fmt.Fprintf(stdout, "%s\n", b)
+			return exitOK
+		}
+		for _, r := range reports {
+			printAgentStatus(r, stdout)
+		}
+		return exitOK
 	case "settings":
-		stdout.Write(claudehooks.Settings(bin))
+		if len(agents) != 1 {
+			fmt.Fprintln(stderr, "mcpdiff hooks settings: name one agent")
+			return exitUsage
+		}
+		switch agents[0].Name {
+		case "claude":
+			stdout.Write(claudehooks.Settings(bin))
+		case "gemini":
+			path, err := claudehooks.GeminiRunSettings(filepath.Join(stateDir(), "run"), bin)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpdiff hooks settings: %v\n", err)
+				return exitRefused
+			}
+			fmt.Fprintln(stdout, path)
+		case "opencode":
+			cfg, err := claudehooks.OpenCodeRunConfig(env, bin)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcpdiff hooks settings: %v\n", err)
+				return exitRefused
+			}
+			fmt.Fprintln(stdout, cfg)
+		default:
+			fmt.Fprintf(stderr, "mcpdiff hooks settings: %s takes no hooks for a single run (not without bypassing its own trust checks); "+
+				"run `mcpdiff hooks install --agent %s` once instead\n", agents[0].Label, agents[0].Name)
+			return exitRefused
+		}
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "mcpdiff hooks: unknown action %q\n\n%s", action, hooksUsage)
 	return exitUsage
 }
 
-// settingsPaths is the settings file of each scope for a claude started here.
-func settingsPaths() (map[string]string, error) {
+// hooksEnv is where the agents started here read their configuration.
+func hooksEnv() (claudehooks.Env, error) {
 	project, err := os.Getwd()
 	if err != nil {
-		return nil, fmt.Errorf("cannot find the working directory: %w", err)
+		return claudehooks.Env{}, fmt.Errorf("cannot find the working directory: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	paths := map[string]string{}
-	for _, scope := range claudehooks.Scopes {
-		p, err := claudehooks.SettingsPath(scope, project, os.Getenv("CLAUDE_CONFIG_DIR"), home)
-		if err != nil && scope != claudehooks.ScopeUser {
-			return nil, err
+	return claudehooks.Env{
+		Project:         project,
+		Home:            home,
+		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
+		CodexHome:       os.Getenv("CODEX_HOME"),
+		GeminiHome:      os.Getenv("GEMINI_CLI_HOME"),
+		CopilotHome:     os.Getenv("COPILOT_HOME"),
+		ConfigHome:      os.Getenv("XDG_CONFIG_HOME"),
+		DataHome:        os.Getenv("XDG_DATA_HOME"),
+	}, nil
+}
+
+func scopeState(st claudehooks.ScopeStatus) string {
+	state := "not installed"
+	switch {
+	case st.Problem != "" && st.Command == "":
+		state = st.Problem
+	case st.Problem != "":
+		state = "installed, but " + st.Problem
+	case st.Installed:
+		state = "installed: " + st.Command
+		if st.Note != "" {
+			state += " (" + st.Note + ")"
 		}
-		paths[scope] = p
+	case !st.Exists:
+		state = "not installed (no such file)"
 	}
-	return paths, nil
+	return state
 }
 
 func printHooksStatus(r claudehooks.Report, asJSON bool, stdout io.Writer) int {
@@ -121,18 +234,7 @@ func printHooksStatus(r claudehooks.Report, asJSON bool, stdout io.Writer) int {
 		return exitOK
 	}
 	for _, st := range r.Scopes {
-		state := "not installed"
-		switch {
-		case st.Problem != "" && st.Command == "":
-			state = st.Problem
-		case st.Problem != "":
-			state = "installed, but " + st.Problem
-		case st.Installed:
-			state = "installed: " + st.Command
-		case !st.Exists:
-			state = "not installed (no such file)"
-		}
-		fmt.Fprintf(stdout, "%-8s %s: %s\n", st.Scope, st.Path, state)
+		fmt.Fprintf(stdout, "%-8s %s: %s\n", st.Scope, st.Path, scopeState(st))
 	}
 	switch {
 	case r.Active:
@@ -143,4 +245,19 @@ func printHooksStatus(r claudehooks.Report, asJSON bool, stdout io.Writer) int {
 		fmt.Fprintln(stdout, "not active: run `mcpdiff hooks install` (or start Claude Code with :McpDiffClaude in Neovim, which passes them itself)")
 	}
 	return exitOK
+}
+
+func printAgentStatus(r claudehooks.AgentReport, stdout io.Writer) {
+	fmt.Fprintf(stdout, "%s:\n", r.Label)
+	for _, st := range r.Scopes {
+		fmt.Fprintf(stdout, "  %-8s %s: %s\n", st.Scope, st.Path, scopeState(st))
+	}
+	for _, g := range r.Gates {
+		fmt.Fprintf(stdout, "  closed: %s; to open it: %s\n", g.Problem, g.Fix)
+	}
+	if r.Active {
+		fmt.Fprintf(stdout, "  active: %s started here records its edits in the edit history\n", r.Label)
+	} else {
+		fmt.Fprintf(stdout, "  not active: run `mcpdiff hooks install --agent %s`%s\n", r.Agent, map[bool]string{true: " and open the gate above", false: ""}[len(r.Gates) > 0])
+	}
 }

@@ -29,8 +29,8 @@ commands:
   reject    reject edits and rebuild the files without them
   cleanup   drop fully resolved conversations
   restore   put a file back to its recorded state, discarding changes made since
-  hook      Claude Code's hook handler (run by Claude Code, never by hand)
-  hooks     install, uninstall or show Claude Code's hooks (install|uninstall|status)
+  hook      an agent's hook handler (--agent NAME; run by the agent, never by hand)
+  hooks     install, uninstall or show an agent's hooks (install|uninstall|status --agent NAME)
   version   print version and build info
 `
 

@@ -262,12 +262,7 @@ func (c *limitedConn) Close() error {
 // httpTokenPath is where `serve --http` writes its bearer token:
 // $XDG_STATE_HOME/mcpdiff/http-<port>.token (default ~/.local/state/mcpdiff/).
 func httpTokenPath(port int) string {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(dir, "mcpdiff", "http-"+strconv.Itoa(port)+".token")
+	return filepath.Join(stateDir(), "http-"+strconv.Itoa(port)+".token")
 }
 
 // writePrivate writes a file only the user can read, in a folder only the user can enter.

@@ -18,20 +18,20 @@ func FuzzSettingsTree(f *testing.F) {
 	f.Add([]byte(`[1, {"a": null, "b": [true, false, {}]}, "x\"y"]`))
 	f.Add([]byte(`{"z": 1, "a": {"y": [], "b": 2e10}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, err := parseTree(data)
+		n, err := parseTree(data, maxSettingsDepth)
 		if err != nil {
 			return
 		}
-		out := n.encode("")
-		again, err := parseTree(out)
+		out := n.encode()
+		again, err := parseTree(out, maxSettingsDepth+1)
 		if err != nil {
 			t.Fatalf("cannot read back %q: %v", out, err)
 		}
 		if !n.equal(again) {
 			t.Fatalf("%q came back as %q", data, out)
 		}
-		if !bytes.Equal(again.encode(""), out) {
-			t.Fatalf("writing is not stable: %q then %q", out, again.encode(""))
+		if !bytes.Equal(again.encode(), out) {
+			t.Fatalf("writing is not stable: %q then %q", out, again.encode())
 		}
 	})
 }
@@ -68,4 +68,49 @@ func inside(path, dir string) bool {
 	}
 	rel, err := filepath.Rel(dir, history.RealPath(path))
 	return err == nil && filepath.IsLocal(rel)
+}
+
+// FuzzPatch: any text the patch reader accepts names files, never panics.
+func FuzzPatch(f *testing.F) {
+	f.Add("*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-a\n+b\n*** Add File: c\n+c\n*** Delete File: d\n*** End Patch\n")
+	f.Add(`{"input":"*** Begin Patch\n*** Add File: x\n+x\n*** End Patch\n"}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		files, err := parsePatch(unwrapPatch(text))
+		if err == nil && len(files) == 0 {
+			t.Fatalf("%q: no error and no file", text)
+		}
+		for _, pf := range files {
+			if pf.path == "" {
+				t.Fatalf("%q: a file without a name", text)
+			}
+		}
+	})
+}
+
+// FuzzAgentHandle: whatever an agent sends, the hook never panics and never exits 2.
+func FuzzAgentHandle(f *testing.F) {
+	dir := testenv.TempDir(f)
+	f.Add(uint8(1), `{"session_id":"s","turn_id":"t","cwd":"`+dir+`","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_use_id":"c","tool_input":{"command":"*** Begin Patch\n*** Add File: x\n+x\n*** End Patch\n"}}`)
+	f.Add(uint8(2), `{"session_id":"s","cwd":"`+dir+`","hook_event_name":"AfterTool","tool_name":"write_file","tool_input":{"file_path":"`+dir+`/y"}}`)
+	f.Add(uint8(4), `{"sessionId":"s","cwd":"`+dir+`","toolName":"create","toolArgs":{"path":"`+dir+`/z"},"toolResult":{}}`)
+	f.Add(uint8(5), `{"hook_event_name":"afterFileEdit","workspace_roots":["`+dir+`"],"file_path":"`+dir+`/w","edits":[{"old_string":"a","new_string":"b"}]}`)
+	f.Fuzz(func(t *testing.T, which uint8, input string) {
+		a := Agents[int(which)%len(Agents)]
+		// Only events about the fuzz folder run: the hook makes stores where they say.
+		c, err := a.parse([]byte(input), "")
+		if err == nil && (c.Cwd != "" && !inside(c.Cwd, dir)) {
+			return
+		}
+		if err == nil {
+			for _, p := range c.Paths() {
+				if !inside(p, dir) {
+					return
+				}
+			}
+		}
+		r := Handle(context.Background(), strings.NewReader(input), Options{Agent: a, MaxFileSize: 1 << 20})
+		if r.Code != 0 && r.Code != 1 {
+			t.Fatalf("exit %d for %q", r.Code, input)
+		}
+	})
 }

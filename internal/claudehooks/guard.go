@@ -20,35 +20,50 @@ import (
 // A Neovim that does not answer within askNeovimFor (busy, or waiting at a prompt)
 // might have unsaved changes: the write is denied then too, asking to retry, as the
 // file tools of `mcpdiff serve` do. A Neovim that has exited is not asked.
+// The same guard serves every agent (the comments say Claude Code for short).
 
-// guard returns a deny when the write must not happen.
-func guard(ctx context.Context, path string, o Options) (Result, bool) {
-	addrs := nvim.Neovims([]string{path}, o.Nvim, o.LockDirs)
-	if len(addrs) == 0 {
+// guard returns a deny when the write must not happen, naming the file; the Neovim
+// that holds the unsaved changes says so too.
+func guard(ctx context.Context, paths []string, o Options, a *Agent) (r Result, refused bool) {
+	type question struct{ addr, path string }
+	var qs []question
+	for _, p := range paths {
+		for _, addr := range nvim.Neovims([]string{p}, o.Nvim, o.LockDirs) {
+			qs = append(qs, question{addr, p})
+		}
+	}
+	if len(qs) == 0 {
 		return Result{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, askNeovimFor)
 	defer cancel()
-	abs := history.RealPath(path)
-	answers := make([]answer, len(addrs))
+	answers := make([]answer, len(qs))
 	var wg sync.WaitGroup
-	for i, addr := range addrs {
-		wg.Go(func() { answers[i] = ask(ctx, addr, abs) })
+	for i, q := range qs {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil { // a panic here must not end the process with exit 2
+					answers[i] = answer{err: fmt.Errorf("internal error: %v", p)}
+				}
+			}()
+			answers[i] = ask(ctx, q.addr, history.RealPath(q.path), a)
+		})
 	}
 	wg.Wait()
 	var unsure error
-	for _, a := range answers {
-		if a.modified {
+	unsurePath := ""
+	for i, ans := range answers {
+		if ans.modified {
 			return deny(fmt.Sprintf("%s has unsaved changes in Neovim, so it was not written. "+
-				"Ask the user to save (:w) or discard (:e!) them in Neovim, then try again.", path)), true
+				"Ask the user to save (:w) or discard (:e!) them in Neovim, then try again.", qs[i].path)), true
 		}
-		if a.err != nil && unsure == nil {
-			unsure = a.err
+		if ans.err != nil && unsure == nil {
+			unsure, unsurePath = ans.err, qs[i].path
 		}
 	}
 	if unsure != nil {
 		return deny(fmt.Sprintf("%s was not written: %v. Neovim may hold unsaved changes of it; "+
-			"ask the user to answer Neovim, then try again.", path, unsure)), true
+			"ask the user to answer Neovim, then try again.", unsurePath, unsure)), true
 	}
 	return Result{}, false
 }
@@ -58,9 +73,10 @@ type answer struct {
 	err      error
 }
 
-// ask asks the Neovim at addr whether path has unsaved changes there. A Neovim that
-// cannot be reached has exited (its lock file or $NVIM outlived it): no.
-func ask(ctx context.Context, addr, path string) answer {
+// ask asks the Neovim at addr whether path has unsaved changes there, and when it
+// has, tells that Neovim's user that a's write was refused. A Neovim that cannot be
+// reached has exited (its lock file or $NVIM outlived it): no.
+func ask(ctx context.Context, addr, path string, a *Agent) answer {
 	b, err := nvim.DialContext(ctx, addr)
 	if err != nil {
 		return answer{}
@@ -72,6 +88,10 @@ func ask(ctx context.Context, addr, path string) answer {
 	modified, err := b.Modified(path)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("no answer from Neovim within %v on whether it has unsaved changes (is it busy, or waiting at a prompt?)", askNeovimFor)
+	}
+	if modified {
+		_ = b.Notify(fmt.Sprintf("mcpdiff: %s wanted to write %s, which has unsaved changes here: the write was refused. "+
+			"Save (:w) or discard (:e!) them, then ask %s again.", a.Label, path, a.Label))
 	}
 	return answer{modified: modified, err: err}
 }

@@ -25,11 +25,12 @@ type member struct {
 	val *node
 }
 
-// parseTree decodes one JSON value; anything after it is an error.
-func parseTree(data []byte) (*node, error) {
+// parseTree decodes one JSON value, nested at most maxDepth deep; anything after it
+// is an error.
+func parseTree(data []byte, maxDepth int) (*node, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	n, err := parseNode(dec)
+	n, err := parseNode(dec, maxDepth)
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +40,16 @@ func parseTree(data []byte) (*node, error) {
 	return n, nil
 }
 
-func parseNode(dec *json.Decoder) (*node, error) {
+func parseNode(dec *json.Decoder, depth int) (*node, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
 	}
 	switch t := tok.(type) {
 	case json.Delim:
+		if depth <= 0 {
+			return nil, errors.New("nested too deeply for a settings file")
+		}
 		switch t {
 		case '{':
 			n := &node{obj: true}
@@ -54,7 +58,7 @@ func parseNode(dec *json.Decoder) (*node, error) {
 				if err != nil {
 					return nil, err
 				}
-				v, err := parseNode(dec)
+				v, err := parseNode(dec, depth-1)
 				if err != nil {
 					return nil, err
 				}
@@ -65,7 +69,7 @@ func parseNode(dec *json.Decoder) (*node, error) {
 		case '[':
 			n := &node{arr: true, array: []*node{}}
 			for dec.More() {
-				v, err := parseNode(dec)
+				v, err := parseNode(dec, depth-1)
 				if err != nil {
 					return nil, err
 				}
@@ -148,8 +152,8 @@ func (n *node) str() string {
 
 // equal compares two nodes as JSON values (key order ignored).
 func (n *node) equal(o *node) bool {
-	a, errA := decodeValue(n.encode(""))
-	b, errB := decodeValue(o.encode(""))
+	a, errA := decodeValue(n.encode())
+	b, errB := decodeValue(o.encode())
 	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
 }
 
@@ -186,15 +190,22 @@ func numbersAsFloats(v any) any {
 }
 
 // encode writes the value the way Claude Code writes its settings files
-// (JSON.stringify with an indent of two spaces); indent is the current one.
-func (n *node) encode(indent string) []byte {
+// (JSON.stringify with an indent of two spaces), in time linear in its output.
+func (n *node) encode() []byte {
 	var b bytes.Buffer
-	n.write(&b, indent)
+	n.write(&b, 0)
 	return b.Bytes()
 }
 
-func (n *node) write(b *bytes.Buffer, indent string) {
-	inner := indent + "  "
+// indent writes depth levels of indentation.
+func indent(b *bytes.Buffer, depth int) {
+	const spaces = "                                                                "
+	for w := 2 * depth; w > 0; w -= len(spaces) {
+		b.WriteString(spaces[:min(w, len(spaces))])
+	}
+}
+
+func (n *node) write(b *bytes.Buffer, depth int) {
 	switch {
 	case n.obj && len(n.object) == 0:
 		b.WriteString("{}")
@@ -202,29 +213,31 @@ func (n *node) write(b *bytes.Buffer, indent string) {
 		b.WriteString("{\n")
 		for i, m := range n.object {
 			key, _ := marshal(m.key)
-			b.WriteString(inner)
+			indent(b, depth+1)
 			b.Write(key)
 			b.WriteString(": ")
-			m.val.write(b, inner)
+			m.val.write(b, depth+1)
 			if i < len(n.object)-1 {
 				b.WriteByte(',')
 			}
 			b.WriteByte('\n')
 		}
-		b.WriteString(indent + "}")
+		indent(b, depth)
+		b.WriteByte('}')
 	case n.arr && len(n.array) == 0:
 		b.WriteString("[]")
 	case n.arr:
 		b.WriteString("[\n")
 		for i, e := range n.array {
-			b.WriteString(inner)
-			e.write(b, inner)
+			indent(b, depth+1)
+			e.write(b, depth+1)
 			if i < len(n.array)-1 {
 				b.WriteByte(',')
 			}
 			b.WriteByte('\n')
 		}
-		b.WriteString(indent + "]")
+		indent(b, depth)
+		b.WriteByte(']')
 	default:
 		b.Write(n.scalar)
 	}

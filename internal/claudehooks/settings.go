@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -23,10 +26,6 @@ const (
 
 // Scopes lists every scope.
 var Scopes = []string{ScopeUser, ScopeProject, ScopeLocal}
-
-// hookTimeout is the timeout, in seconds, Claude Code gives the hook command: a net
-// under the hook's own budget of 2 s, should the machine stall.
-const hookTimeout = 10
 
 // SettingsPath is the settings file of scope; project is the folder Claude Code runs
 // in, configDir $CLAUDE_CONFIG_DIR and home the home folder.
@@ -48,66 +47,17 @@ func SettingsPath(scope, project, configDir, home string) (string, error) {
 	return "", fmt.Errorf("unknown scope %q: use local, project or user", scope)
 }
 
-// HookCommand is the command Claude Code runs: the binary by its absolute path (a
-// claude started anywhere may not have it on PATH).
-func HookCommand(bin string) string { return shellWord(bin) + " hook" }
-
-// group is the matcher group mcpdiff adds to each of PreToolUse and PostToolUse.
-func group(bin string) *node {
-	return toNode(map[string]any{
-		"matcher": strings.Join(WriteTools, "|"),
-		"hooks":   []any{toNode(map[string]any{"type": "command", "command": HookCommand(bin), "timeout": hookTimeout}, "type", "command", "timeout")},
-	}, "matcher", "hooks")
-}
-
-// hookEvents are the events the hooks are registered for.
-var hookEvents = []string{PreToolUse, PostToolUse}
-
 // Settings is the settings JSON that gives Claude Code the hooks, for
 // `claude --settings`.
 func Settings(bin string) []byte {
-	root := &node{obj: true}
+	sf := &settingsFile{root: &node{obj: true}}
+	f := formats[claude]
 	hooks := &node{obj: true}
-	for _, ev := range hookEvents {
-		hooks.set(ev, &node{arr: true, array: []*node{group(bin)}})
+	for _, ev := range f.events {
+		hooks.set(ev.name, &node{arr: true, array: []*node{f.entry(claude, bin, ev)}})
 	}
-	root.set("hooks", hooks)
-	return append(root.encode(""), '\n')
-}
-
-// isOurs reports whether a matcher group is one mcpdiff added: its one hook runs
-// "<path>/mcpdiff hook". The path may differ from this binary's (the plugin moved),
-// and so may the name after "mcpdiff" (mcpdiff-dev).
-func isOurs(g *node) bool {
-	if !g.obj {
-		return false
-	}
-	hooks := g.get("hooks")
-	if hooks == nil || !hooks.arr || len(hooks.array) != 1 || !hooks.array[0].obj {
-		return false
-	}
-	h := hooks.array[0]
-	if h.get("type").str() != "command" {
-		return false
-	}
-	words, ok := shellWords(h.get("command").str())
-	return ok && len(words) == 2 && strings.HasPrefix(filepath.Base(words[0]), "mcpdiff") && words[1] == "hook"
-}
-
-// ourCommand returns the command of mcpdiff's group in event's list, "" if none.
-func ourCommand(root *node, event string) string {
-	list := root.get("hooks")
-	if list == nil || !list.obj {
-		return ""
-	}
-	if groups := list.get(event); groups != nil && groups.arr {
-		for _, g := range groups.array {
-			if isOurs(g) {
-				return g.get("hooks").array[0].get("command").str()
-			}
-		}
-	}
-	return ""
+	sf.root.set("hooks", hooks)
+	return append(sf.root.encode(), '\n')
 }
 
 // settingsFile is a settings file as read: its tree and its bytes.
@@ -118,132 +68,116 @@ type settingsFile struct {
 	exists bool
 }
 
-func readSettings(path string) (*settingsFile, error) {
+// Limits on a settings file mcpdiff reads: it may come with a repository, and a
+// file of deep nesting would otherwise take the parser's stack, or the indentation of
+// what is written back would grow with the square of its size.
+const (
+	maxSettingsSize  = 4 << 20
+	maxSettingsDepth = 64
+)
+
+// readSettings reads the settings file at path. confine, when set, is the project
+// folder the file must stay in: a symlink on the way that leads out of it is refused
+// (a repository can ship .claude as a link to the user's own settings).
+func readSettings(path, confine string) (*settingsFile, error) {
+	if confine != "" {
+		if err := confined(path, confine); err != nil {
+			return nil, err
+		}
+	}
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // a settings file linked from a dotfiles repository stays a link
 	}
 	f := &settingsFile{path: path, root: &node{obj: true}}
-	data, err := os.ReadFile(path)
+	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
 	}
+	if err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file; nothing was changed", path)
+	}
+	if err == nil && info.Size() > maxSettingsSize {
+		return nil, fmt.Errorf("%s is %d MB, more than a settings file should hold (%d MB): not read, nothing was changed", path, info.Size()>>20, maxSettingsSize>>20)
+	}
+	data, err := readLimited(path, maxSettingsSize)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	f.data, f.exists = data, true
 	if len(bytes.TrimSpace(data)) == 0 {
 		return f, nil
 	}
-	root, err := parseTree(data)
+	root, err := parseTree(data, maxSettingsDepth)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not valid JSON (%v); fix it, then run this again (nothing was changed)", path, err)
 	}
 	if !root.obj {
 		return nil, fmt.Errorf("%s does not hold a JSON object; fix it, then run this again (nothing was changed)", path)
 	}
-	if h := root.get("hooks"); h != nil {
-		if !h.obj {
-			return nil, fmt.Errorf(`"hooks" in %s is not an object; fix it, then run this again (nothing was changed)`, path)
-		}
-		for _, ev := range hookEvents {
-			if l := h.get(ev); l != nil && !l.arr {
-				return nil, fmt.Errorf(`"hooks.%s" in %s is not a list; fix it, then run this again (nothing was changed)`, ev, path)
-			}
-		}
-	}
 	f.root = root
 	return f, nil
 }
 
-// Install puts mcpdiff's hooks for bin into the settings file at path, keeping every
-// other key and hook in their order. A group of an older install (another path to
-// mcpdiff) is replaced. It reports whether the file changed.
-func Install(path, bin string) (bool, error) {
-	f, err := readSettings(path)
+func readLimited(path string, limit int64) ([]byte, error) {
+	fh, err := os.Open(path)
 	if err != nil {
-		return false, err
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	hooks := f.root.get("hooks")
-	if hooks == nil {
-		hooks = &node{obj: true}
-		f.root.set("hooks", hooks)
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	want := group(bin)
-	for _, ev := range hookEvents {
-		list := hooks.get(ev)
-		if list == nil {
-			list = &node{arr: true, array: []*node{}}
-			hooks.set(ev, list)
-		}
-		var kept []*node
-		present := false
-		for _, g := range list.array {
-			switch {
-			case isOurs(g) && !present && g.equal(want):
-				present = true
-				kept = append(kept, g)
-			case isOurs(g):
-			default:
-				kept = append(kept, g)
-			}
-		}
-		if !present {
-			kept = append(kept, want)
-		}
-		list.array = kept
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is more than %d MB, more than a settings file should hold: not read, nothing was changed", path, limit>>20)
 	}
-	return f.write()
+	return data, nil
 }
 
-// Uninstall takes mcpdiff's hooks out of the settings file at path: its groups, and
-// the lists and objects that held nothing else. A file left empty is removed. It
-// reports whether the file changed.
-func Uninstall(path string) (bool, error) {
-	f, err := readSettings(path)
-	if err != nil || !f.exists {
-		return false, err
+// confined fails when a folder or file on the way from project to path is a symlink
+// that leads out of project.
+func confined(path, project string) error {
+	realProject := history.RealPath(project)
+	rel, err := filepath.Rel(project, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s is not inside the project %s", path, project)
 	}
-	hooks := f.root.get("hooks")
-	if hooks == nil {
-		return false, nil
-	}
-	for _, ev := range hookEvents {
-		list := hooks.get(ev)
-		if list == nil {
+	cur := project
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil // the rest does not exist yet: install makes real folders
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
-		var kept []*node
-		for _, g := range list.array {
-			if !isOurs(g) {
-				kept = append(kept, g)
-			}
+		target, err := filepath.EvalSymlinks(cur)
+		if err != nil {
+			return fmt.Errorf("%s is a symlink that leads nowhere (%v); not followed, nothing was changed", cur, err)
 		}
-		if len(kept) == len(list.array) {
-			continue
-		}
-		list.array = kept
-		if len(kept) == 0 {
-			hooks.remove(ev)
+		if !within(target, realProject) {
+			return fmt.Errorf("%s is a symlink to %s, outside the project: not followed, nothing was changed "+
+				"(a project's settings stay in the project; remove the link, or use --scope user)", cur, target)
 		}
 	}
-	if len(hooks.object) == 0 {
-		f.root.remove("hooks")
+	return nil
+}
+
+// remove deletes the file, and its folder when that leaves it empty.
+func (f *settingsFile) remove() (bool, error) {
+	if err := os.Remove(f.path); err != nil {
+		return false, fmt.Errorf("remove %s: %w", f.path, err)
 	}
-	if len(f.root.object) == 0 {
-		if err := os.Remove(f.path); err != nil {
-			return false, fmt.Errorf("remove %s: %w", f.path, err)
-		}
-		_ = os.Remove(filepath.Dir(f.path)) // the .claude folder, when install made it
-		return true, nil
-	}
-	return f.write()
+	_ = os.Remove(filepath.Dir(f.path)) // the folder, when install made it
+	return true, nil
 }
 
 // write saves the tree atomically (a temp file in the same folder, then a rename),
 // unless that changes nothing. A file that changed since it was read (Claude Code
 // writes settings.local.json too) is not overwritten.
 func (f *settingsFile) write() (bool, error) {
-	data := f.root.encode("")
+	data := f.root.encode()
 	if !f.exists || bytes.HasSuffix(f.data, []byte("\n")) {
 		data = append(data, '\n')
 	}
@@ -285,6 +219,7 @@ type ScopeStatus struct {
 	Installed bool   `json:"installed"`         // both hooks are there and their binary exists
 	Command   string `json:"command,omitempty"` // the hook command found
 	Problem   string `json:"problem,omitempty"` // why the hooks there do not work
+	Note      string `json:"note,omitempty"`    // what works less well than it could
 }
 
 // Report says where the hooks are and whether a claude started in the project runs
@@ -295,33 +230,34 @@ type Report struct {
 	Scopes   []ScopeStatus `json:"scopes"`
 }
 
-// Status reads the settings file of each scope (paths: scope → file).
-func Status(paths map[string]string) Report {
+// Status reads the settings file of each scope (paths: scope → file; confine: the
+// project, which the project scopes' files must stay in).
+func Status(paths map[string]string, confine string) Report {
 	var r Report
 	for _, scope := range Scopes {
 		st := ScopeStatus{Scope: scope, Path: paths[scope]}
-		f, err := readSettings(st.Path)
+		limit := confine
+		if scope == ScopeUser {
+			limit = ""
+		}
+		f, err := readSettings(st.Path, limit)
 		if err != nil {
 			st.Exists, st.Problem = true, err.Error()
 			r.Scopes = append(r.Scopes, st)
 			continue
 		}
 		st.Exists = f.exists
-		pre, post := ourCommand(f.root, PreToolUse), ourCommand(f.root, PostToolUse)
-		st.Command = pre
-		if pre == "" {
-			st.Command = post
-		}
+		found := findHooks(claude, f)
+		st.Command = found.command
 		switch {
 		case st.Command == "":
-		case pre == "" || post == "":
+		case slices.Contains(found.missing, PreToolUse) || slices.Contains(found.missing, PostToolUse):
 			st.Problem = "only one of the PreToolUse and PostToolUse hooks is there: run `mcpdiff hooks install` again"
 		default:
-			words, _ := shellWords(st.Command)
-			if info, err := os.Stat(words[0]); err != nil || info.IsDir() {
-				st.Problem = fmt.Sprintf("%s does not exist: run `mcpdiff hooks install` again with the binary you use", words[0])
-			} else {
-				st.Installed = true
+			st.Problem = binaryProblem(st.Command, "")
+			st.Installed = st.Problem == ""
+			if st.Installed && len(found.missing) > 0 {
+				st.Note = "conversations get no titles without the UserPromptSubmit hook: run `mcpdiff hooks install` again"
 			}
 		}
 		if off := f.root.get("disableAllHooks"); off != nil && string(off.scalar) == "true" {
@@ -390,4 +326,53 @@ func shellWords(s string) (words []string, ok bool) {
 		words = append(words, w.String())
 	}
 	return words, true
+}
+
+// writeFileAtomic replaces path with data (a temp file in the same folder, then a
+// rename), keeping its permissions, making its folder when needed.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	mode := fs.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+".mcpdiff-"+hex.EncodeToString(r[:]))
+	err := workspace.WriteNew(tmp, data, mode, true)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w (nothing was changed)", path, err)
+	}
+	return nil
+}
+
+// GeminiRunSettings writes the settings file that gives one Gemini CLI run the hooks
+// (for GEMINI_CLI_SYSTEM_DEFAULTS_PATH, its lowest layer) into dir, and returns its
+// path. Gemini CLI ignores such a file when a folder above it is writable by others,
+// so dir is made private (0700), and the file 0600.
+func GeminiRunSettings(dir, bin string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", err
+	}
+	sf := &settingsFile{path: filepath.Join(dir, "gemini-system-defaults.json"), root: &node{obj: true}}
+	f := formats[gemini]
+	hooks := &node{obj: true}
+	for _, ev := range f.events {
+		hooks.set(ev.name, &node{arr: true, array: []*node{f.entry(gemini, bin, ev)}})
+	}
+	sf.root.set("hooks", hooks)
+	if err := writeFileAtomic(sf.path, append(sf.root.encode(), '\n')); err != nil {
+		return "", err
+	}
+	return sf.path, os.Chmod(sf.path, 0o600)
 }

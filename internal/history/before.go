@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 )
 
@@ -111,4 +112,28 @@ func (s *Store) ReadWorkspaceFile(path string) ([]byte, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return s.workspace.ReadFile(rel, s.maxFile)
+}
+
+// TakeFirstBefore takes the oldest snapshot whose key starts with prefix and removes
+// it; nil when there is none. Agents that give a tool call no id of its own have their
+// snapshots saved under prefix (their session, tool and arguments) plus a suffix that
+// sorts by time: two identical calls made at once take their snapshots in the order
+// they were saved, each its own. A snapshot is claimed by renaming it, so two takers
+// never get the same one.
+func (s *Store) TakeFirstBefore(prefix string) (*Before, error) {
+	names, err := s.files.readDir(beforeDir)
+	if err != nil {
+		return nil, nil
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n.Name(), prefix) || !ValidBeforeKey(n.Name()) {
+			continue
+		}
+		claimed := n.Name() + ".taken-" + newID()
+		if err := s.files.root.Rename(beforeDir+"/"+n.Name(), beforeDir+"/"+claimed); err != nil {
+			continue // taken by another process meanwhile
+		}
+		return s.TakeBefore(claimed)
+	}
+	return nil, nil
 }

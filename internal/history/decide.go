@@ -298,9 +298,11 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 }
 
 // Lookup finds the entries an id names: an edit id, a unique prefix of one (at
-// least 4 characters), or a conversation id.
+// least 4 characters), a conversation id, or a prefix of one conversation's id (at
+// least 4 characters, as `status` may show it shortened).
 func Lookup(entries []*Entry, id string) ([]*Entry, error) {
-	var conv, prefix []*Entry
+	var conv, prefix, convPrefix []*Entry
+	convs := map[string]bool{}
 	for _, e := range entries {
 		switch {
 		case e.EditID == id:
@@ -309,6 +311,9 @@ func Lookup(entries []*Entry, id string) ([]*Entry, error) {
 			conv = append(conv, e)
 		case len(id) >= 4 && strings.HasPrefix(e.EditID, id):
 			prefix = append(prefix, e)
+		case len(id) >= 4 && strings.HasPrefix(e.ConversationID, id):
+			convPrefix = append(convPrefix, e)
+			convs[e.ConversationID] = true
 		}
 	}
 	switch {
@@ -318,6 +323,10 @@ func Lookup(entries []*Entry, id string) ([]*Entry, error) {
 		return prefix, nil
 	case len(prefix) > 1:
 		return nil, fmt.Errorf("%w: %q matches %d edits; give more characters", ErrUnknownID, id, len(prefix))
+	case len(convs) == 1:
+		return convPrefix, nil
+	case len(convs) > 1:
+		return nil, fmt.Errorf("%w: %q matches %d conversations; give more characters", ErrUnknownID, id, len(convs))
 	}
 	return nil, fmt.Errorf("%w: %q (see `mcpdiff status`)", ErrUnknownID, id)
 }

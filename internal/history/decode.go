@@ -61,6 +61,8 @@ func field(sc *jsonscan.Scanner, key string, e *Entry, opt *optionalFields) bool
 		return str(&e.Source)
 	case "mode":
 		return str(&e.Mode)
+	case "conversation_title":
+		return str(&e.ConversationTitle)
 	case "operation":
 		return str((*string)(&e.Operation))
 	case "status":
@@ -127,7 +129,7 @@ func count(sc *jsonscan.Scanner, p **int, slot *int) bool {
 
 var entryKeys = []string{"edit_id", "conversation_id", "tool_call_index", "seq", "timestamp", "operation",
 	"file_path", "source_path", "tool_name", "status", "diff_file", "checkpoint_file", "hash_before", "hash_after", "source", "mode", "added", "removed",
-	"hunk_status"} // read by encoding/json (rare: only edits decided in part)
+	"conversation_title", "hunk_status"} // read by encoding/json (rare: only edits decided in part)
 
 // decodeHead parses one heads.log line. A hook process reads every line of the log
 // (a thousand edits: a thousand lines, 1.3 ms with encoding/json), so it is read

@@ -41,6 +41,12 @@ const (
 	SourceExternal = "external"    // a change made outside mcpdiff, found before a later edit
 	SourceUser     = "user"        // the user's save in a Neovim running mcpdiff
 	SourceClaude   = "claude-code" // Claude Code's own Edit/Write tools, seen by its hooks
+	// Other agents' own file tools, seen by their hooks or plugins.
+	SourceCodex    = "codex"
+	SourceGemini   = "gemini-cli"
+	SourceOpenCode = "opencode"
+	SourceCopilot  = "copilot-cli"
+	SourceCursor   = "cursor"
 )
 
 // Entry is one line of logs/<conv>.log: the fields agents and the CLI read, plus seq (the
@@ -61,7 +67,9 @@ type Entry struct {
 	HashBefore     *string   `json:"hash_before"`
 	HashAfter      *string   `json:"hash_after"`
 	Source         string    `json:"source"`
-	Mode           string    `json:"mode,omitempty"` // delete: the file's permissions (octal), for its return
+	// The first line of the user's prompt that led to the edit (agents' hooks), when known.
+	ConversationTitle string `json:"conversation_title,omitempty"`
+	Mode              string `json:"mode,omitempty"` // delete: the file's permissions (octal), for its return
 	// Lines the diff adds and removes (absent in entries of older stores: see Counts).
 	Added   *int `json:"added,omitempty"`
 	Removed *int `json:"removed,omitempty"`

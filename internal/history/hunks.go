@@ -16,6 +16,7 @@ import (
 type Hunk struct {
 	EditID         string
 	ConversationID string
+	Title          string // the conversation's title, when known
 	ToolName       string
 	Timestamp      string
 	Block          int // index of the block among the edit's change blocks
@@ -204,8 +205,8 @@ func (f *lineOrigin) hunk(start, end int) Hunk {
 		kind = KindDelete
 	}
 	e := f.entry
-	return Hunk{EditID: e.EditID, ConversationID: e.ConversationID, ToolName: e.ToolName, Timestamp: e.Timestamp,
-		Block: f.block, Start: start, End: end, Kind: kind, Old: f.b.Old}
+	return Hunk{EditID: e.EditID, ConversationID: e.ConversationID, Title: e.ConversationTitle, ToolName: e.ToolName,
+		Timestamp: e.Timestamp, Block: f.block, Start: start, End: end, Kind: kind, Old: f.b.Old}
 }
 
 func sortHunks(hs []Hunk) {

@@ -117,7 +117,8 @@ func (s *Store) prepare(ch *Change) error {
 type Commit struct {
 	Conversation string
 	Tool         string
-	Source       string // SourceMCP or SourceIDE
+	Source       string // SourceMCP, SourceIDE, or an agent's (SourceClaude...)
+	Title        string // the conversation's title (its prompt's first line), or ""
 	Changes      []Change
 	// Files puts the changes on disk, after they are logged; nil when they are already
 	// there (a diff Claude Code wrote after the editor accepted it).
@@ -419,6 +420,7 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 		EditID: newID(), ConversationID: c.Conversation, ToolCallIndex: index, Seq: seq,
 		Timestamp: now, Operation: ch.Op, FilePath: ch.Path, ToolName: c.Tool,
 		Status: Pending, Source: c.Source, Added: &ch.added, Removed: &ch.removed,
+		ConversationTitle: c.Title,
 	}
 	if c.Status != "" {
 		e.Status = c.Status

@@ -95,7 +95,11 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	}
 	line := make([]byte, 0, 160)
 	for _, c := range order {
-		l.add(fmt.Sprintf("Conversation %s (%d)  %s", c, len(convs[c]), summary(convs[c])), "", c, "", "", "")
+		head := fmt.Sprintf("Conversation %s (%d)  %s", c, len(convs[c]), summary(convs[c]))
+		if t := convs[c][0].ConversationTitle; t != "" {
+			head += "  " + strconv.Quote(t)
+		}
+		l.add(head, "", c, "", "", "")
 		for _, e := range convs[c] {
 			added, removed, _ := store.Counts(e)
 			path, source := rel(e.FilePath), ""

@@ -41,3 +41,23 @@ func TestRowsPerConversationThenEdit(t *testing.T) {
 		t.Fatalf("rows:\n%s", strings.Join(l.Lines, "\n"))
 	}
 }
+
+// TestConversationTitle: a conversation whose prompt is known shows its title on its
+// line (quoted: it is the user's text).
+func TestConversationTitle(t *testing.T) {
+	root, store := testenv.CreateStore(t, t.TempDir())
+	ws := testenv.Dir{TB: t, Root: root.Path()}
+	ws.Write("a.txt", "a\n")
+	ch := history.Change{Op: history.Edit, Path: ws.Path("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}
+	if _, err := store.Record(context.Background(), history.Commit{Conversation: "gemini_1_2", Title: `Fix the "bug"`, Tool: "replace",
+		Source: history.SourceGemini, Changes: []history.Change{ch}, Files: testenv.Transaction(root, ch)}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Build(store, root.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Lines) != 2 || !strings.HasSuffix(l.Lines[0], `"Fix the \"bug\""`) {
+		t.Fatalf("lines %q; want the conversation's title on its line", l.Lines)
+	}
+}

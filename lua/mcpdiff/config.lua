@@ -108,7 +108,7 @@ M.options = {
     keymap,
     "Global: preview the pending edit under the cursor.",
   },
-  { "terminal", {}, { "table" }, ":McpDiffClaude (|mcpdiff-claude|)." },
+  { "terminal", {}, { "table" }, ":McpDiffClaude and :McpDiffAgent (|mcpdiff-claude|)." },
   { "terminal.cmd", "claude", { "string" }, "The command." },
   {
     "terminal.args",
@@ -130,10 +130,22 @@ M.options = {
   },
   { "terminal.env", {}, { "table" }, "Extra environment variables for the terminal job." },
   {
+    "terminal.agents",
+    {
+      codex = "codex",
+      copilot = "copilot",
+      cursor = "cursor-agent",
+      gemini = "gemini",
+      opencode = "opencode",
+    },
+    { "table" },
+    "The command of each agent :McpDiffAgent runs (|mcpdiff-agents|).",
+  },
+  {
     "terminal.hooks",
     true,
     { "boolean" },
-    "Pass Claude Code the hooks that record its own edits and refuse writes to buffers with unsaved changes (|mcpdiff-auto-mode|).",
+    "Pass the agent the hooks that record its own edits and refuse writes to buffers with unsaved changes, where it takes them for one run (|mcpdiff-auto-mode|).",
   },
 }
 
@@ -192,7 +204,7 @@ function M.help_defaults()
       table.insert(out, indent .. name .. " = {")
       open_group = name
     else
-      local value = default == nil and "nil" or vim.inspect(default)
+      local value = default == nil and "nil" or vim.inspect(default, { newline = " ", indent = "" })
       table.insert(out, indent .. (key or name) .. " = " .. value .. ",")
     end
   end

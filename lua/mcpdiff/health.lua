@@ -298,6 +298,74 @@ function M.check()
 
   start("mcpdiff: Claude Code hooks")
   M.check_hooks(bin, terminal.hooks, ok, warn, info)
+
+  local names = vim.tbl_keys(terminal.agents)
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local agent_cmd = terminal.agents[name]
+    if type(agent_cmd) == "string" and vim.fn.executable(agent_cmd) == 1 then
+      M.check_agent(name, agent_cmd, bin, terminal.hooks, start, ok, warn, info)
+    end
+  end
+end
+
+-- The agents whose hooks :McpDiffAgent passes for one run.
+local PER_RUN = { gemini = true, opencode = true }
+
+-- check_agent reports, for an agent CLI on PATH, its version, where its hooks are,
+-- whether it runs them in Neovim's working directory (its own trust gates), and the
+-- command that fixes what does not.
+function M.check_agent(name, cmd, bin, passed, start, ok, warn, info)
+  local label = ({
+    codex = "Codex",
+    gemini = "Gemini CLI",
+    opencode = "OpenCode",
+    copilot = "Copilot CLI",
+    cursor = "Cursor",
+  })[name] or name
+  start("mcpdiff: " .. label)
+  ok(
+    ("%s found: %s (%s)"):format(
+      cmd,
+      vim.fn.exepath(cmd),
+      command_version(cmd) or "its --version failed"
+    )
+  )
+  if not bin then
+    return
+  end
+  local out = vim.fn.system({ bin, "hooks", "status", "--agent", name, "--json" })
+  local decoded, status = pcall(vim.fn.json_decode, out)
+  if vim.v.shell_error ~= 0 or not decoded or type(status) ~= "table" then
+    warn("`mcpdiff hooks status --agent " .. name .. "` failed: " .. vim.trim(out))
+    return
+  end
+  for _, scope in ipairs(status.scopes or {}) do
+    if scope.installed then
+      ok(("hooks installed in %s (%s scope): %s"):format(scope.path, scope.scope, scope.command))
+    end
+    if type(scope.problem) == "string" and scope.problem ~= "" then
+      warn(("%s (%s scope): %s"):format(scope.path, scope.scope, scope.problem))
+    end
+  end
+  for _, gate in ipairs(status.gates or {}) do
+    warn(label .. " skips the hooks: " .. gate.problem, { gate.fix })
+  end
+  if status.active then
+    ok(label .. " started in " .. vim.fn.getcwd() .. " records its edits in the edit history")
+  elseif PER_RUN[name] and passed then
+    info(
+      (":McpDiffAgent %s passes the hooks for its run; a %s started elsewhere records nothing: run `mcpdiff hooks install --agent %s`"):format(
+        name,
+        cmd,
+        name
+      )
+    )
+  else
+    warn(label .. " started in " .. vim.fn.getcwd() .. " records none of its edits", {
+      "Run `mcpdiff hooks install --agent " .. name .. "`",
+    })
+  end
 end
 
 -- check_hooks reports whether a Claude Code started in Neovim's working directory

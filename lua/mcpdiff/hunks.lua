@@ -391,6 +391,9 @@ function M.preview_lines(h)
     ),
     ("%s, %s, pending, change %d of the edit"):format(when(h.time), where, h.block or 0),
   }
+  if type(h.title) == "string" and h.title ~= "" then
+    table.insert(lines, 2, "prompt: " .. h.title)
+  end
   if h.kind == "add" then
     table.insert(lines, "added these lines; nothing was there before")
   elseif h.kind == "delete" then

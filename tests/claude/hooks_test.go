@@ -48,6 +48,7 @@ type logEntry struct {
 	HashBefore     *string `json:"hash_before"`
 	HashAfter      *string `json:"hash_after"`
 	Source         string  `json:"source"`
+	Title          string  `json:"conversation_title"`
 }
 
 func (w *world) status() []logEntry {
@@ -118,6 +119,10 @@ func checkTwoPrompts(t *testing.T, w *world) {
 			deref(e.HashBefore) != want.before || deref(e.HashAfter) != want.after || e.Source != "claude-code" || e.Status != "pending" {
 			t.Errorf("entry %d: %+v; want %+v", i, e, want)
 		}
+	}
+	// Each prompt's conversation carries its title, from the UserPromptSubmit hook.
+	if entries[0].Title != "first prompt" || entries[2].Title != "first prompt" || entries[3].Title != "second prompt" {
+		t.Errorf("titles %q %q | %q; want each prompt's", entries[0].Title, entries[2].Title, entries[3].Title)
 	}
 	if c := entries[0].ConversationID; entries[1].ConversationID != c || entries[2].ConversationID != c || entries[3].ConversationID == c {
 		t.Errorf("conversations %s %s %s | %s: want one per prompt", c, entries[1].ConversationID, entries[2].ConversationID, entries[3].ConversationID)

@@ -121,6 +121,9 @@ type project struct {
 	work  string // logs and the fake API's request log
 	token string // $MCPDIFF_HTTP_TOKEN in the user's shell
 	env   []string
+	// fakeScript is the scripted fake model API's script (agents_test.go), "" for the
+	// plain one.
+	fakeScript string
 }
 
 func newProject(t *testing.T, cliBinDir string) *project {
@@ -208,7 +211,7 @@ if [ -n "$SERVER_TOKEN" ]; then
 	waitfor "$XDG_STATE_HOME/mcpdiff/http-8123.token"
 fi
 if [ -n "$FAKE_LOG" ]; then
-	MCPDIFF_FAKE_RESPONSES=127.0.0.1:8124 MCPDIFF_FAKE_RESPONSES_LOG="$FAKE_LOG" "$SELF" &
+	MCPDIFF_FAKE_RESPONSES=127.0.0.1:8124 MCPDIFF_FAKE_RESPONSES_LOG="$FAKE_LOG" MCPDIFF_FAKE_SCRIPT="$FAKE_SCRIPT" "$SELF" &
 	pids="$pids $!"
 	waitfor "$FAKE_LOG"
 fi
@@ -234,7 +237,7 @@ func (p *project) runWith(http bool, serverToken, fakeLog string, args ...string
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", append([]string{"-rn", "sh", "-c", script, "sh"}, args...)...)
-	cmd.Env = append(append([]string{}, p.env...), "PROJECT="+p.dir, "WORK="+p.work, "SELF="+self, "FAKE_LOG="+fakeLog)
+	cmd.Env = append(append([]string{}, p.env...), "PROJECT="+p.dir, "WORK="+p.work, "SELF="+self, "FAKE_LOG="+fakeLog, "FAKE_SCRIPT="+p.fakeScript)
 	if http {
 		cmd.Env = append(cmd.Env, "SERVER_TOKEN="+serverToken)
 	}

@@ -42,7 +42,11 @@ const (
 
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(fakeAddrEnv); addr != "" {
-		if err := serveFakeResponses(addr, os.Getenv(fakeLogEnv)); err != nil {
+		serve := serveFakeResponses
+		if script := os.Getenv(fakeScriptEnv); script != "" {
+			serve = func(addr, log string) error { return serveScripted(addr, log, script) }
+		}
+		if err := serve(addr, os.Getenv(fakeLogEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, "fake Responses API:", err)
 			os.Exit(1)
 		}

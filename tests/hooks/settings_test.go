@@ -187,7 +187,7 @@ func TestHooksInstallReplacesAnOlderInstall(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	got := w.Read(".claude/settings.json")
-	if strings.Contains(got, "/old place/") || strings.Count(got, testenv.Binary+" hook") != 2 {
+	if strings.Contains(got, "/old place/") || strings.Count(got, testenv.Binary+" hook") != 3 { // PreToolUse, PostToolUse, UserPromptSubmit
 		t.Fatalf("after install over an older one:\n%s", got)
 	}
 }

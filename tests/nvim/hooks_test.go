@@ -122,6 +122,8 @@ func TestGuardFindsNeovimThroughLockFile(t *testing.T) {
 		if !strings.Contains(reason, a) || !strings.Contains(reason, "unsaved changes in Neovim") {
 			t.Fatalf("deny reason %q; want the file and that it has unsaved changes in Neovim", reason)
 		}
+		// The refusing Neovim says so too, naming the file and the agent.
+		s.waitMessage("Claude Code wanted to write " + a + ", which has unsaved changes here")
 		if got := testenv.ReadFile(t, a); got != "a\n" {
 			t.Fatalf("the file changed: %q", got)
 		}

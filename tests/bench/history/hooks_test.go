@@ -166,3 +166,112 @@ func BenchmarkPreWithNeovim(b *testing.B) {
 		record("PreToolUse of an Edit, 1,000-line file, asking one Neovim ($NVIM)", pre, hookGoal)
 	}
 }
+
+// agentEvent is one agent's before or after event for the n-th edit of the file (line
+// n changes), as each CLI sends it (tests/clients drives the real CLIs).
+type agentEvent func(w *hookWS, after bool, n int) (args []string, input string)
+
+var agentEvents = map[string]agentEvent{
+	"codex": func(w *hookWS, after bool, n int) ([]string, string) {
+		line := n % len(w.lines)
+		name := map[bool]string{false: "PreToolUse", true: "PostToolUse"}[after]
+		patch := fmt.Sprintf("*** Begin Patch\n*** Update File: big.go\n@@\n-%s\n+%s // edit %d\n*** End Patch\n", w.lines[line], w.lines[line], n)
+		ev := map[string]any{"session_id": "019a0000-0000-7000-8000-000000000000", "turn_id": "019a0000-0000-7000-8000-000000000001",
+			"transcript_path": nil, "cwd": w.dir, "hook_event_name": name, "model": "gpt-5.5", "permission_mode": "bypassPermissions",
+			"tool_name": "apply_patch", "tool_input": map[string]any{"command": patch}, "tool_use_id": fmt.Sprintf("call_%d", n)}
+		if after {
+			ev["tool_response"] = "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nM big.go\n"
+		}
+		data, _ := json.Marshal(ev)
+		return []string{"--agent", "codex"}, string(data)
+	},
+	"gemini": func(w *hookWS, after bool, n int) ([]string, string) {
+		line := n % len(w.lines)
+		name := map[bool]string{false: "BeforeTool", true: "AfterTool"}[after]
+		ev := map[string]any{"session_id": "5e55a4d1-0000-4000-8000-000000000001", "transcript_path": "/dev/null", "cwd": w.dir,
+			"hook_event_name": name, "timestamp": "2026-11-27T10:00:00.000Z", "tool_name": "replace",
+			"tool_input": map[string]any{"file_path": w.file, "old_string": w.lines[line], "new_string": fmt.Sprintf("%s // edit %d", w.lines[line], n), "instruction": "edit"}}
+		if after {
+			ev["tool_response"] = map[string]any{"llmContent": "Successfully modified file", "returnDisplay": map[string]any{"fileName": "big.go"}, "error": nil}
+		}
+		data, _ := json.Marshal(ev)
+		return []string{"--agent", "gemini"}, string(data)
+	},
+	"opencode": func(w *hookWS, after bool, n int) ([]string, string) {
+		line := n % len(w.lines)
+		name := map[bool]string{false: "tool.execute.before", true: "tool.execute.after"}[after]
+		ev := map[string]any{"hook_event_name": name, "tool": "edit", "sessionID": "ses_bench", "callID": fmt.Sprintf("call_%d", n), "directory": w.dir,
+			"args":   map[string]any{"filePath": w.file, "oldString": w.lines[line], "newString": fmt.Sprintf("%s // edit %d", w.lines[line], n)},
+			"prompt": map[string]any{"id": "msg_bench", "text": "edit the file"}}
+		data, _ := json.Marshal(ev)
+		return []string{"--agent", "opencode"}, string(data)
+	},
+	"copilot": func(w *hookWS, after bool, n int) ([]string, string) {
+		line := n % len(w.lines)
+		ev := map[string]any{"sessionId": "bd4b40c5-0000-4000-8000-000000000000", "timestamp": 1795778180755, "cwd": w.dir, "toolName": "edit",
+			"toolArgs": map[string]any{"path": w.file, "old_str": w.lines[line], "new_str": fmt.Sprintf("%s // edit %d", w.lines[line], n)}}
+		event := "preToolUse"
+		if after {
+			ev["toolResult"] = map[string]any{"resultType": "success", "textResultForLlm": "File edited"}
+			event = "postToolUse"
+		}
+		data, _ := json.Marshal(ev)
+		return []string{"--agent", "copilot", "--event", event}, string(data)
+	},
+	"cursor": func(w *hookWS, after bool, n int) ([]string, string) {
+		line := n % len(w.lines)
+		name := map[bool]string{false: "preToolUse", true: "postToolUse"}[after]
+		ev := map[string]any{"hook_event_name": name, "conversation_id": "conv-bench", "generation_id": "gen-bench", "workspace_roots": []string{w.dir},
+			"cwd": w.dir, "tool_name": "StrReplace", "tool_use_id": fmt.Sprintf("tu_%d", n),
+			"tool_input": map[string]any{"file_path": w.file, "old_string": w.lines[line], "new_string": fmt.Sprintf("%s // edit %d", w.lines[line], n)}}
+		data, _ := json.Marshal(ev)
+		return []string{"--agent", "cursor"}, string(data)
+	},
+}
+
+// agentHook runs one `mcpdiff hook` process with args and returns how long it took.
+func (w *hookWS) agentHook(b *testing.B, args []string, input string) time.Duration {
+	cmd := exec.Command(testenv.Binary, append([]string{"hook"}, args...)...)
+	cmd.Dir, cmd.Env = w.dir, w.env
+	cmd.Stdin = strings.NewReader(input)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil || len(out) != 0 {
+		b.Fatalf("mcpdiff hook %v: %v %s", args, err, out)
+	}
+	return took
+}
+
+// BenchmarkAgentEdit: each agent's before and after events of an edit of a 1,000-line
+// file, whole processes, after a first edit made the store.
+func BenchmarkAgentEdit(b *testing.B) {
+	for _, name := range []string{"codex", "gemini", "opencode", "copilot", "cursor"} {
+		ev := agentEvents[name]
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				w := newHookWS(b)
+				var pre, post []time.Duration
+				for n := range hookReps + 1 {
+					preArgs, preIn := ev(w, false, n)
+					postArgs, postIn := ev(w, true, n) // the same call's arguments
+					p := w.agentHook(b, preArgs, preIn)
+					line := n % len(w.lines)
+					w.lines[line] = fmt.Sprintf("%s // edit %d", w.lines[line], n)
+					w.writeFile(b)
+					q := w.agentHook(b, postArgs, postIn)
+					if n > 0 { // the first made the store
+						pre, post = append(pre, p), append(post, q)
+					}
+				}
+				if got := len(testenv.Entries(b, w.dir)); got != hookReps+1 {
+					b.Fatalf("%s: %d entries recorded, want %d", name, got, hookReps+1)
+				}
+				report(b, pre)
+				record(name+": before-event of an edit, 1,000-line file, no Neovim", pre, hookGoal)
+				report(b, post)
+				record(name+": after-event of an edit, 1,000-line file (records it)", post, hookGoal)
+			}
+		})
+	}
+}
