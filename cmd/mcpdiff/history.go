@@ -34,6 +34,7 @@ type cliArgs struct {
 	review    bool
 	force     bool
 	withLater bool
+	yes       bool
 	lines     string
 	conv      string
 	file      string
@@ -81,6 +82,8 @@ func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
 			a.withLater = true
 		case "review":
 			a.review = true
+		case "yes":
+			a.yes = true
 		default:
 			if !hasValue {
 				if i+1 >= len(args) {
@@ -213,6 +216,9 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	store, err := openStore(a.workspace)
 	if err != nil {
 		return refused(stderr, err)
+	}
+	if err := store.Foreign(); err != nil {
+		warn(stderr, []string{err.Error()})
 	}
 	entries, err := store.Resolve(a.operands[0])
 	if err != nil {
@@ -399,6 +405,12 @@ func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 		kind = "unknown_id"
 	case errors.Is(err, history.ErrNoPendingChange):
 		kind = "no_change"
+	case errors.Is(err, history.ErrForeign):
+		kind = "foreign"
+	case errors.Is(err, history.ErrInconsistent):
+		kind = "inconsistent"
+	case errors.Is(err, history.ErrInvalidEntry):
+		kind = "invalid"
 	}
 	if a != nil && a.json {
 		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "kind": kind, "message": msg, "diff": diff.String(),

@@ -28,6 +28,7 @@ commands:
   accept    accept edits
   reject    reject edits and rebuild the files without them
   cleanup   drop fully resolved conversations
+  adopt     make an edit history you did not make yours (after showing what it holds)
   hook      Claude Code's hook handler (run by Claude Code, never by hand)
   hooks     install, uninstall or show Claude Code's hooks (install|uninstall|status)
   version   print version and build info
@@ -57,7 +58,7 @@ func run(start time.Time, args []string) int {
 		return runNvim(args[1:])
 	case "serve":
 		return runServe(args[1:], os.Stderr)
-	case "status", "show", "accept", "reject", "cleanup":
+	case "status", "show", "accept", "reject", "cleanup", "adopt":
 		// Short-lived commands that read a whole store: collecting garbage would be a
 		// fifth of their time, so the collector waits until memory gets large.
 		debug.SetGCPercent(-1)
@@ -78,6 +79,8 @@ func run(start time.Time, args []string) int {
 		return runDecide(history.Rejected, args[1:], os.Stdout, os.Stderr)
 	case "cleanup":
 		return runCleanup(args[1:], os.Stdout, os.Stderr)
+	case "adopt":
+		return runAdopt(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	fmt.Fprintf(os.Stderr, "mcpdiff: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -31,6 +31,9 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 	}
 	defer unlock()
 	snap, err := s.load()
+	if err == nil {
+		err = snap.whole()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,6 +41,12 @@ func (s *Store) Cleanup(ctx context.Context, olderThan time.Duration) (dropped, 
 	candidate := map[string]bool{}
 	for conv, entries := range byConversation(snap.entries) {
 		candidate[conv] = resolvedBefore(entries, cutoff)
+	}
+	// An invalid entry is never decided, so it does not keep its conversation: that
+	// goes once the rest of it is resolved (and it is old enough).
+	for conv, entries := range byConversation(snap.invalid) {
+		valid, known := candidate[conv]
+		candidate[conv] = (valid || !known) && before(entries, cutoff)
 	}
 	all, owner := lineages(snap)
 	plan := s.cleanupPlan(all, snap, copyBools(candidate), true)
@@ -374,6 +383,13 @@ func resolvedBefore(entries []*Entry, cutoff time.Time) bool {
 		if e.Status == Pending {
 			return false
 		}
+	}
+	return before(entries, cutoff)
+}
+
+// before reports whether every entry was recorded before cutoff.
+func before(entries []*Entry, cutoff time.Time) bool {
+	for _, e := range entries {
 		t, err := time.Parse(time.RFC3339Nano, e.Timestamp)
 		if err != nil || t.After(cutoff) {
 			return false

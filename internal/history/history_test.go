@@ -798,17 +798,17 @@ func TestRejectUnderALaterWholeFileWrite(t *testing.T) {
 	}
 }
 
-// A rejected edit or delete brings the file back with the permissions it had; a
-// delete's entry records them.
+// A rejected edit keeps the file's permissions; a rejected delete brings the file back
+// with those its entry records, capped as git's (0755 or 0644, the umask applied).
 func TestRejectRestoresTheMode(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		mode      fs.FileMode
-		change    func(w *ws) *Entry
-		entryMode string
+		name       string
+		mode, want fs.FileMode
+		change     func(w *ws) *Entry
+		entryMode  string
 	}{
-		{"edit", 0o755, func(w *ws) *Entry { return w.edit(NewConversationID(), "run.sh", "#!/bin/sh\necho hello\n") }, ""},
-		{"delete", 0o750, func(w *ws) *Entry { return w.remove(NewConversationID(), "run.sh") }, "0750"},
+		{"edit", 0o750, 0o750, func(w *ws) *Entry { return w.edit(NewConversationID(), "run.sh", "#!/bin/sh\necho hello\n") }, ""},
+		{"delete", 0o750, 0o755 &^ umask(), func(w *ws) *Entry { return w.remove(NewConversationID(), "run.sh") }, "0750"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWS(t)
@@ -819,7 +819,7 @@ func TestRejectRestoresTheMode(t *testing.T) {
 			}
 			w.mustDecide(Rejected, e.EditID)
 			w.expect("run.sh", "#!/bin/sh\necho hi\n")
-			w.expectMode("run.sh", tc.mode)
+			w.expectMode("run.sh", tc.want)
 		})
 	}
 }

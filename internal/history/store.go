@@ -62,17 +62,22 @@ var ErrNoStore = errors.New("no edit history found")
 
 // Store is one workspace's edit history.
 type Store struct {
-	dir       string          // absolute path of .mcp/edit_history, for messages
-	files     storeFiles      // the store's folder, all IO goes through it
-	workspace *workspace.Root // the workspace the recorded files live in
-	mu        *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
-	maxFile   int64           // size limit when reading workspace files
-	sweepOnce sync.Once       // temp files of killed writers are removed on the first lock
-	heads     *heads
-	known     *knownFiles // what this process learnt about the store's files
-	notes     []string    // from recovering an interrupted decision, until taken
-	blocks    *blockCache // parsed diffs (replay.go)
-	hashes    *hashStates // SHA-256 states of big contents (hashes.go)
+	dir         string          // absolute path of .mcp/edit_history, for messages
+	files       storeFiles      // the store's folder, all IO goes through it
+	workspace   *workspace.Root // the workspace the recorded files live in
+	mu          *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
+	maxFile     int64           // size limit when reading workspace files
+	sweepOnce   sync.Once       // temp files of killed writers are removed on the first lock
+	heads       *heads
+	known       *knownFiles      // what this process learnt about the store's files
+	notes       []string         // from recovering an interrupted decision, until taken
+	blocks      *blockCache      // parsed diffs (replay.go)
+	checkpoints *checkpointCache // the last checkpoint checked (agree.go)
+	hashes      *hashStates      // SHA-256 states of big contents (hashes.go)
+	trust       *trust           // what identity.json says (trust.go)
+	// Folders the workspace was in before (from identity.json): paths recorded
+	// under them are read as the current workspace's (localize).
+	earlier *atomic.Pointer[[]string]
 }
 
 // knownFiles remembers facts about the store's own files that only ever become true
@@ -92,17 +97,26 @@ func newKnownFiles() *knownFiles {
 // store is shared per directory within a process, so caches stay right.
 func newStore(files storeFiles, root *workspace.Root) *Store {
 	mu, _ := processLocks.LoadOrStore(files.dir, &sync.Mutex{})
-	return &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles(), blocks: &blockCache{}, hashes: &hashStates{}}
+	s := &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles(),
+		blocks: &blockCache{}, checkpoints: &checkpointCache{}, hashes: &hashStates{}, trust: &trust{}, earlier: &atomic.Pointer[[]string]{}}
+	s.heads.localize = s.localize
+	return s
 }
 
 // processLocks gives every store directory one mutex per process, so goroutines
 // serialise before they contend for the flock.
 var processLocks sync.Map // dir → *sync.Mutex
 
-// Open opens (creating if needed) the store of the workspace folder root.
+// Open opens (creating if needed) the store of the workspace folder root, to record
+// into it: a store that is not this user's is refused (a *ForeignError), and nothing
+// is written into it.
 func Open(root *workspace.Root) (*Store, error) {
 	files, err := openFiles(root, true)
 	if err != nil {
+		return nil, err
+	}
+	s := newStore(files, root)
+	if err := s.claim(); err != nil {
 		return nil, err
 	}
 	for _, sub := range []string{"logs", "diffs", "checkpoints", "tmp"} {
@@ -115,11 +129,13 @@ func Open(root *workspace.Root) (*Store, error) {
 			return nil, err
 		}
 	}
-	return newStore(files, root), nil
+	s.ensureGitignore()
+	return s, nil
 }
 
 // OpenExisting opens the store of root only if it already exists (the CLI never
-// creates one).
+// creates one). A foreign store is opened too, to be listed (see Foreign): its
+// decisions and recordings are refused when they lock it.
 func OpenExisting(root *workspace.Root) (*Store, error) {
 	files, err := openFiles(root, false)
 	if err != nil {
@@ -197,7 +213,7 @@ func ownedByMe(fi fs.FileInfo) bool {
 
 func checkFormat(files storeFiles) error {
 	dir := files.dir
-	b, err := files.root.ReadFile("FORMAT")
+	b, err := files.readFile("FORMAT")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -222,10 +238,18 @@ func checkFormat(files storeFiles) error {
 // Stale temp files of writers that crashed are removed while the lock is held.
 func (s *Store) lock(ctx context.Context) (func(), error) {
 	s.mu.Lock()
+	id, err := s.signedIdentity()
+	if err == nil {
+		err = s.checkFolders()
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
 	// flock opens the lock by path; make sure that path is no symlink to elsewhere.
 	if fi, err := s.files.root.Lstat("history.lock"); err == nil && !fi.Mode().IsRegular() {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%s/history.lock is %s, not a file; remove it", s.dir, fi.Mode().Type())
+		return nil, s.files.special("history.lock", fi.Mode())
 	}
 	fl := flock.New(filepath.Join(s.dir, "history.lock"), flock.SetPermissions(0o600))
 	ctx, cancel := context.WithTimeout(ctx, lockTimeout)
@@ -246,6 +270,11 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		s.files.spares.end()
 		s.mu.Unlock()
 	}
+	if err := s.noteWorkspace(id); err != nil {
+		unlock()
+		return nil, err
+	}
+	s.ensureGitignore()
 	// A decision a killed process left halfway is finished before anything else
 	// reads or writes the store.
 	if err := s.recover(); err != nil {
