@@ -114,25 +114,24 @@ func umask() fs.FileMode {
 	return umaskValue
 }
 
-// gitignoreWarned remembers the workspaces whose .mcp/.gitignore could not be
-// written: that is said once per process.
-var gitignoreWarned sync.Map
+// gitignoreWarned is the store file that says the warning about .mcp/.gitignore was
+// given: it is given once per store, not by every command.
+const gitignoreWarned = "gitignore-warned"
 
 // ensureGitignore gives .mcp/ a .gitignore that ignores everything, so that git
 // never lists the history (checkpoints are whole copies of files, secrets
 // included). One the user has is left as it is. A folder it cannot be written in
-// does not stop the recording: it is said once, on stderr.
+// does not stop the recording: that is said once, on stderr.
 func (s *Store) ensureGitignore() {
 	rel := filepath.Join(".mcp", ".gitignore")
 	if _, err := s.workspace.Lstat(rel); err == nil {
 		return
 	}
 	err := s.workspace.CreateFile(rel, []byte("*\n"), workspace.WriteOptions{Perm: 0o644})
-	if err == nil || errors.Is(err, fs.ErrExist) {
+	if err == nil || errors.Is(err, fs.ErrExist) || s.files.exists(gitignoreWarned) {
 		return
 	}
-	if _, warned := gitignoreWarned.LoadOrStore(s.workspace.Path(), true); !warned {
-		fmt.Fprintf(os.Stderr, "mcpdiff: warning: cannot write %s (%v): git may list the edit history as untracked files; edits are recorded anyway\n",
-			filepath.Join(s.workspace.Path(), rel), err)
-	}
+	fmt.Fprintf(os.Stderr, "mcpdiff: warning: cannot write %s (%v): git may list the edit history as untracked files; edits are recorded anyway\n",
+		filepath.Join(s.workspace.Path(), rel), err)
+	_ = s.files.writeFile(gitignoreWarned, nil)
 }

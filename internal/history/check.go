@@ -41,7 +41,7 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 	} else if unlock, err := s.lock(ctx); err == nil {
 		defer unlock()
 		notes = s.takeNotes()
-	} else if s.files.exists(planName) || s.files.exists(legacyCleanup) {
+	} else if s.files.present(planName) || s.files.present(legacyCleanup) {
 		notes = append(notes, fmt.Sprintf("a decision was interrupted and cannot be completed now: %v; until it is, files may not match this list", err))
 	}
 	snap, err := s.load()

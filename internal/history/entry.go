@@ -147,6 +147,9 @@ type snapshot struct {
 	invalid  []*Entry // entries no decision acts on (Entry.Invalid), sorted by seq
 	markers  []*Marker
 	warnings []string // corrupted lines skipped, and where
+	// What makes each invalid entry invalid, for listings (a decision that names
+	// one says so itself).
+	invalidNotes []string
 	// Store files that are not files (a FIFO in place of a log): skipped by readers,
 	// but no decision is made while the history cannot be read whole.
 	unreadable []string
@@ -189,7 +192,7 @@ func (s *Store) load() (*snapshot, error) {
 				s.localizeEntry(l.entry)
 				if l.entry.invalid = s.invalidEntry(l.entry); l.entry.invalid != "" {
 					snap.invalid = append(snap.invalid, l.entry)
-					snap.warnings = append(snap.warnings, fmt.Sprintf("edit %s (logs/%s) is invalid: %s; no decision acts on it", short(l.entry.EditID), n.Name(), l.entry.invalid))
+					snap.invalidNotes = append(snap.invalidNotes, fmt.Sprintf("edit %s (logs/%s) is invalid: %s; no decision acts on it", short(l.entry.EditID), n.Name(), l.entry.invalid))
 					continue
 				}
 				snap.entries = append(snap.entries, l.entry)

@@ -36,7 +36,7 @@ func (s *Store) List(f Filter) (*Listing, error) {
 
 // list lists the entries matching f, the invalid ones too, in recorded order.
 func list(snap *snapshot, f Filter) *Listing {
-	out := &Listing{Warnings: snap.warnings}
+	out := &Listing{Warnings: append(append([]string(nil), snap.warnings...), snap.invalidNotes...)}
 	all := snap.entries
 	if len(snap.invalid) > 0 {
 		all = append(append([]*Entry(nil), snap.entries...), snap.invalid...)

@@ -337,7 +337,7 @@ func (s *Store) checkpointFor(st *step, snap *snapshot) ([]byte, error) {
 	}
 	b, err := s.readStoreFile(*ref)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint of %s is missing: %w", e.from(), err)
+		return nil, fmt.Errorf("cannot read the checkpoint of %s: %w", e.from(), err)
 	}
 	if e.HashBefore != nil && hashBytes(b) != *e.HashBefore {
 		return nil, fmt.Errorf("checkpoint %s does not match the file before edit %s", *ref, short(e.EditID))

@@ -119,6 +119,9 @@ func Open(root *workspace.Root) (*Store, error) {
 	if err := s.claim(); err != nil {
 		return nil, err
 	}
+	if err := s.checkFolders(); err != nil {
+		return nil, err
+	}
 	for _, sub := range []string{"logs", "diffs", "checkpoints", "tmp"} {
 		if err := files.root.MkdirAll(sub, 0o700); err != nil {
 			return nil, files.fail("create", sub, err)

@@ -70,6 +70,12 @@ func (f storeFiles) fail(op, name string, err error) error {
 // belongs: it is reported, never opened in a way that could block.
 var errSpecial = errors.New("not a regular file")
 
+// specialError is an errSpecial that says which file and what it is.
+type specialError struct{ msg string }
+
+func (e *specialError) Error() string        { return e.msg }
+func (e *specialError) Is(target error) bool { return target == errSpecial }
+
 // openFile opens the store file name, which must be a regular file: anything else is
 // refused without blocking (a FIFO opened for reading waits for a writer, one opened
 // for writing for a reader, and opening some devices has side effects). A file only
@@ -122,7 +128,7 @@ func (f storeFiles) notA(name string, mode fs.FileMode, want string) error {
 	case mode.IsRegular():
 		what = "a file"
 	}
-	return fmt.Errorf("%s is %s where the edit history expects %s; remove it: %w", f.abs(name), what, want, errSpecial)
+	return &specialError{fmt.Sprintf("%s is %s where the edit history expects %s; remove it", f.abs(name), what, want)}
 }
 
 // readFile reads the store file name whole.
@@ -160,6 +166,12 @@ func (f storeFiles) readDir(name string) ([]fs.DirEntry, error) {
 
 func (f storeFiles) exists(name string) bool {
 	_, err := f.root.Stat(name)
+	return err == nil
+}
+
+// present reports whether something has the name, whatever it is or points to.
+func (f storeFiles) present(name string) bool {
+	_, err := f.root.Lstat(name)
 	return err == nil
 }
 

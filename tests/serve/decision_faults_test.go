@@ -4,7 +4,10 @@ package serve
 // at every file system call it makes and at random instants, and disk-full errors
 // at every write. After each, the next command must find the files and the history
 // agreeing, with the decision fully done or fully undone, and both the same and the
-// opposite decision must then give the exact expected bytes.
+// opposite decision must then give the exact expected bytes. After each kill at a
+// step, the same must hold in a copy of the workspace made with `cp -a` (its journal
+// folder then has another device and inode) while the original stays untouched; and
+// at every point no log line names a diff, rebuild or checkpoint that is missing.
 //
 // Kills and errors are injected with strace (`-e inject=SYSCALL:signal=SIGKILL:when=N`),
 // which counts calls per thread; the history commands run on one thread, so the
@@ -209,7 +212,13 @@ func faultCases(t *testing.T, base string, n int) []*faultCase {
 // no file that differs from its history.
 func (c *faultCase) state(t *testing.T) string {
 	t.Helper()
-	out, errOut, code := cliSplit(t, c.dir, "status", "--json")
+	return c.stateIn(t, c.dir)
+}
+
+// stateIn is state of the workspace dir (the case's, or a copy of it).
+func (c *faultCase) stateIn(t *testing.T, dir string) string {
+	t.Helper()
+	out, errOut, code := cliSplit(t, dir, "status", "--json")
 	if code != 0 || strings.Contains(errOut, "differs from its recorded state") || strings.Contains(errOut, "cannot be completed") {
 		t.Fatalf("%s: status after the fault: exit %d\n%s", c.name, code, errOut)
 	}
@@ -225,11 +234,11 @@ func (c *faultCase) state(t *testing.T) string {
 		fmt.Fprintf(&b, "%s %s\n", e["edit_id"], e["status"])
 	}
 	var files []string
-	filepath.WalkDir(c.dir, func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(c.dir, path)
+		rel, _ := filepath.Rel(dir, path)
 		if rel == ".mcp" {
 			return filepath.SkipDir
 		}
@@ -242,11 +251,45 @@ func (c *faultCase) state(t *testing.T) string {
 	})
 	sort.Strings(files)
 	b.WriteString(strings.Join(files, "\n"))
-	if _, err := os.Stat(filepath.Join(c.dir, history.Dir, "journal")); err == nil {
-		names, _ := os.ReadDir(filepath.Join(c.dir, history.Dir, "journal"))
+	if _, err := os.Stat(filepath.Join(dir, history.Dir, "journal")); err == nil {
+		names, _ := os.ReadDir(filepath.Join(dir, history.Dir, "journal"))
 		t.Fatalf("%s: the journal is left after the next command: %v", c.name, names)
 	}
+	noDanglingReferences(t, c.name+" after the next command", dir)
 	return b.String()
+}
+
+// noDanglingReferences checks that every diff, rebuild and checkpoint a line of the
+// store names is there. It reads the store's files as they are, whatever state a
+// kill left them in (a torn last line is not an entry).
+func noDanglingReferences(t *testing.T, label, dir string) {
+	t.Helper()
+	store := filepath.Join(dir, history.Dir)
+	check := func(file string, line []byte) {
+		var refs struct {
+			Diff       *string `json:"diff_file"`
+			Checkpoint *string `json:"checkpoint_file"`
+		}
+		if json.Unmarshal(line, &refs) != nil {
+			return
+		}
+		for _, ref := range []*string{refs.Diff, refs.Checkpoint} {
+			if ref == nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(store, filepath.FromSlash(*ref))); err != nil {
+				t.Fatalf("%s: %s names %s, which is missing", label, file, *ref)
+			}
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(store, "logs", "*.log"))
+	for _, f := range append(logs, filepath.Join(store, "rebuilds.log")) {
+		data, _ := os.ReadFile(f)
+		lines := strings.Split(string(data), "\n")
+		for _, line := range lines[:len(lines)-1] { // the part after the last newline is torn
+			check(filepath.Base(f), []byte(line))
+		}
+	}
 }
 
 func (c *faultCase) restore(t *testing.T) {
@@ -262,8 +305,14 @@ func (c *faultCase) restore(t *testing.T) {
 // opposite one, give exactly what they give without a fault.
 func (c *faultCase) verify(t *testing.T, label string) (found string) {
 	t.Helper()
+	return c.verifyIn(t, c.dir, label)
+}
+
+// verifyIn is verify in the workspace dir (the case's, or a copy of it).
+func (c *faultCase) verifyIn(t *testing.T, dir, label string) (found string) {
+	t.Helper()
 	recovered := c.recovered
-	switch got := c.state(t); got {
+	switch got := c.stateIn(t, dir); got {
 	case c.before:
 		found = "before"
 	case c.after:
@@ -274,16 +323,16 @@ func (c *faultCase) verify(t *testing.T, label string) (found string) {
 	default:
 		t.Fatalf("%s %s: the workspace is neither before nor after the decision:\n%s\n--- before:\n%s\n--- after:\n%s", c.name, label, got, c.before, c.after)
 	}
-	if out, code := cli(t, c.dir, c.decision...); code != 0 {
+	if out, code := cli(t, dir, c.decision...); code != 0 {
 		t.Fatalf("%s %s: the decision again: exit %d %s", c.name, label, code, out)
 	}
-	if got := c.state(t); got != c.after {
+	if got := c.stateIn(t, dir); got != c.after {
 		t.Fatalf("%s %s: after deciding again:\n%s\nwant:\n%s", c.name, label, got, c.after)
 	}
-	if out, code := cli(t, c.dir, c.undo...); code != 0 {
+	if out, code := cli(t, dir, c.undo...); code != 0 {
 		t.Fatalf("%s %s: the opposite decision: exit %d %s", c.name, label, code, out)
 	}
-	if got := c.state(t); got != c.opposite {
+	if got := c.stateIn(t, dir); got != c.opposite {
 		t.Fatalf("%s %s: after the opposite decision:\n%s\nwant:\n%s", c.name, label, got, c.opposite)
 	}
 	return found
@@ -403,8 +452,49 @@ func (c *faultCase) killAtEveryStep(t *testing.T) {
 		if code != 128+int(syscall.SIGKILL) {
 			t.Fatalf("%s: %s did not happen: exit %d %s", c.name, label, code, errOut)
 		}
+		noDanglingReferences(t, c.name+" "+label, c.dir)
+		c.inACopy(t, label)
 	})
 	t.Logf("%s: killed at each of its %d steps (%v); %d times the next command completed the decision", c.name, kills, c.stepsOf, c.recovered)
+}
+
+// inACopy copies the workspace a decision was killed in with `cp -a` (new inodes, a
+// new path), and verifies the copy: its next command completes or undoes the
+// decision there, and nothing it does touches the original.
+func (c *faultCase) inACopy(t *testing.T, label string) {
+	t.Helper()
+	copied := c.dir + ".copy"
+	if out, err := exec.Command("cp", "-a", c.dir, copied).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	defer os.RemoveAll(copied)
+	original := treeOf(t, c.dir)
+	c.verifyIn(t, copied, label+", in a copy of the workspace")
+	if treeOf(t, c.dir) != original {
+		t.Fatalf("%s %s: commands run in a copy of the workspace changed the original", c.name, label)
+	}
+}
+
+// treeOf is every file under dir, the store's included, with its mode and bytes.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		fmt.Fprintf(&b, "%s %v %x\n", path, info.Mode(), crc32.ChecksumIEEE(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // injectAtEachStep runs the decision once for each call of calls it makes, with
