@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // A store is data from disk, and a planted one can be built to fool a replay: a
@@ -53,6 +54,15 @@ func (s *Store) agrees(l *lineage, snap *snapshot, cur *replayer) error {
 		return fail("heads.log records another state of it")
 	}
 	return nil
+}
+
+// timeCheck runs one of the store's own checks, adding its time to s.checking.
+// Called with the lock held.
+func (s *Store) timeCheck(check func() error) error {
+	start := time.Now()
+	err := check()
+	s.checking += time.Since(start)
+	return err
 }
 
 // checkpointCache keeps the last checkpoint read and checked, which a decision's

@@ -160,6 +160,7 @@ type snapshot struct {
 // The paths of entries and markers are read as the current workspace's (localize).
 func (s *Store) load() (*snapshot, error) {
 	snap := &snapshot{}
+	_ = s.Foreign() // reads identity.json: the folders paths were recorded in
 	dropping := s.pendingDrop()
 	names, err := s.files.readDir("logs")
 	if err != nil {

@@ -17,13 +17,13 @@ import (
 // ws is a workspace with a store, and helpers that change files the way the MCP
 // tools do: log through Record, write in Apply.
 type ws struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	root  *workspace.Root
 	store *Store
 }
 
-func newWS(t *testing.T) *ws {
+func newWS(t testing.TB) *ws {
 	t.Helper()
 	dir := t.TempDir()
 	root, err := workspace.OpenRoot(dir)
@@ -39,7 +39,7 @@ func newWS(t *testing.T) *ws {
 
 // oneFile is a workspace whose file rel holds content, and a new conversation to
 // edit it in: how most tests start.
-func oneFile(t *testing.T, rel, content string) (*ws, string) {
+func oneFile(t testing.TB, rel, content string) (*ws, string) {
 	t.Helper()
 	w := newWS(t)
 	w.writeRaw(rel, content)

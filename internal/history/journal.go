@@ -216,7 +216,11 @@ func (j *journal) prepare() (err error) {
 			return fmt.Errorf("staging %s: %w; nothing was changed", f.what, err)
 		}
 	}
-	b, err := s.signPlan(&j.p)
+	var b []byte
+	err = s.timeCheck(func() (err error) {
+		b, err = s.signPlan(&j.p)
+		return err
+	})
 	if err == nil {
 		err = s.files.writeNew(journalDir+"/plan.tmp", b, false)
 	}

@@ -78,6 +78,8 @@ type Store struct {
 	// Folders the workspace was in before (from identity.json): paths recorded
 	// under them are read as the current workspace's (localize).
 	earlier *atomic.Pointer[[]string]
+	// Time spent on the store's own checks since the lock was taken (Outcome.Checks).
+	checking time.Duration
 }
 
 // knownFiles remembers facts about the store's own files that only ever become true
@@ -241,7 +243,12 @@ func checkFormat(files storeFiles) error {
 // Stale temp files of writers that crashed are removed while the lock is held.
 func (s *Store) lock(ctx context.Context) (func(), error) {
 	s.mu.Lock()
-	id, err := s.signedIdentity()
+	s.checking = 0
+	var id storeIdentity
+	err := s.timeCheck(func() (err error) {
+		id, err = s.signedIdentity()
+		return err
+	})
 	if err == nil {
 		err = s.checkFolders()
 	}
