@@ -136,7 +136,7 @@ func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string
 		c, partly := cuts[l]
 		if b := chkpts[l]; partly && b != nil {
 			next := l.steps[c]
-			plan.checkpoints[checkpointName(next.entry.ConversationID, next.from())+".chkpt"] = b
+			plan.checkpoints[s.checkpointName(next.entry.ConversationID, next.from())+".chkpt"] = b
 		}
 		if !partly {
 			if !lineageDroppable(l, candidate) {

@@ -843,7 +843,7 @@ func TestCleanupDropsAResolvedPrefix(t *testing.T) {
 	}
 	// c3 took no checkpoint (the history held a.txt): the cleanup wrote the one its
 	// replay now starts from.
-	if _, err := os.Stat(filepath.Join(w.store.dir, checkpointName(c3, w.abs("a.txt"))+".chkpt")); err != nil {
+	if _, err := os.Stat(filepath.Join(w.store.dir, w.store.checkpointName(c3, w.abs("a.txt"))+".chkpt")); err != nil {
 		t.Fatalf("no checkpoint for the kept conversation: %v", err)
 	}
 	w.mustDecide(Rejected, e3.EditID)

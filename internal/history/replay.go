@@ -325,8 +325,11 @@ func (s *Store) checkpointFor(st *step, snap *snapshot) ([]byte, error) {
 	}
 	if ref == nil {
 		// A cleanup that dropped the steps before this one wrote it.
-		if name := checkpointName(e.ConversationID, e.from()) + ".chkpt"; s.files.exists(name) {
-			ref = &name
+		for _, name := range s.checkpointNames(e.ConversationID, e.from()) {
+			if name += ".chkpt"; s.files.exists(name) {
+				ref = &name
+				break
+			}
 		}
 	}
 	if ref == nil {

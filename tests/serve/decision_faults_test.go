@@ -5,9 +5,11 @@ package serve
 // at every write. After each, the next command must find the files and the history
 // agreeing, with the decision fully done or fully undone, and both the same and the
 // opposite decision must then give the exact expected bytes. After each kill at a
-// step, the same must hold in a copy of the workspace made with `cp -a` (its journal
-// folder then has another device and inode) while the original stays untouched; and
-// at every point no log line names a diff, rebuild or checkpoint that is missing.
+// step, the workspace is copied with `cp -a` (its journal folder then has another
+// device and inode, and its path is another): the same must hold in the copy, while
+// the original stays untouched and its own next command finds the decision done or
+// undone; and at every point no log line names a diff, rebuild or checkpoint that is
+// missing.
 //
 // Kills and errors are injected with strace (`-e inject=SYSCALL:signal=SIGKILL:when=N`),
 // which counts calls per thread; the history commands run on one thread, so the
@@ -453,14 +455,15 @@ func (c *faultCase) killAtEveryStep(t *testing.T) {
 			t.Fatalf("%s: %s did not happen: exit %d %s", c.name, label, code, errOut)
 		}
 		noDanglingReferences(t, c.name+" "+label, c.dir)
-		c.inACopy(t, label)
-	})
+	}, c.inACopy)
 	t.Logf("%s: killed at each of its %d steps (%v); %d times the next command completed the decision", c.name, kills, c.stepsOf, c.recovered)
 }
 
 // inACopy copies the workspace a decision was killed in with `cp -a` (new inodes, a
-// new path), and verifies the copy: its next command completes or undoes the
-// decision there, and nothing it does touches the original.
+// new path), and verifies the copy as verify does: its next command completes or
+// undoes the decision there, and the decision and its opposite then work. Nothing
+// done in the copy touches the original, whose own next command then finds the
+// decision done or undone.
 func (c *faultCase) inACopy(t *testing.T, label string) {
 	t.Helper()
 	copied := c.dir + ".copy"
@@ -472,6 +475,9 @@ func (c *faultCase) inACopy(t *testing.T, label string) {
 	c.verifyIn(t, copied, label+", in a copy of the workspace")
 	if treeOf(t, c.dir) != original {
 		t.Fatalf("%s %s: commands run in a copy of the workspace changed the original", c.name, label)
+	}
+	if got := c.state(t); got != c.before && got != c.after {
+		t.Fatalf("%s %s: the original workspace is neither before nor after the decision:\n%s", c.name, label, got)
 	}
 }
 
@@ -499,8 +505,8 @@ func treeOf(t *testing.T, dir string) string {
 
 // injectAtEachStep runs the decision once for each call of calls it makes, with
 // strace injecting inject into that one, checks what the CLI did, then the
-// workspace. It returns how many runs it made.
-func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string, check func(label string, code int, errOut string)) int {
+// workspace with verify. It returns how many runs it made.
+func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string, check func(label string, code int, errOut string), verify func(t *testing.T, label string)) int {
 	t.Helper()
 	c.countSteps(t)
 	runs := 0
@@ -510,7 +516,7 @@ func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string
 			code, errOut := straceCLI(t, c.dir, []string{"-o", "/dev/null", "-e", "trace=" + call, "-e", fmt.Sprintf("inject=%s:%s:when=%d", call, inject, n)}, c.decision...)
 			label := fmt.Sprintf("%s at %s #%d", inject, call, n)
 			check(label, code, errOut)
-			c.verify(t, label)
+			verify(t, label)
 			runs++
 		}
 	}
@@ -616,7 +622,7 @@ func (c *faultCase) diskFullAtEveryWrite(t *testing.T) {
 		default:
 			t.Fatalf("%s %s: exit %d %s", c.name, label, code, errOut)
 		}
-	})
+	}, func(t *testing.T, label string) { c.verify(t, label) })
 	t.Logf("%s: %d of its writes failed in turn; %d of those failed the decision, which changed nothing", c.name, runs, failed)
 }
 
