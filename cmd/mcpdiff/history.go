@@ -556,6 +556,15 @@ func warn(w io.Writer, warnings []string) {
 	}
 }
 
+// exitOnPanic turns a panic of a history command into exit status 1 and one line
+// saying so: exit status 2 means bad usage, and scripts read it that way.
+func exitOnPanic(code *int) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "mcpdiff: internal error: %s (a bug in mcpdiff: please report it with the command that caused it)\n", oneLine(fmt.Sprint(r)))
+		*code = exitRefused
+	}
+}
+
 func refused(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "mcpdiff: %s\n", oneLine(err.Error()))
 	return exitRefused

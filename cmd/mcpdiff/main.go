@@ -38,7 +38,7 @@ func main() {
 	os.Exit(run(time.Now(), os.Args[1:]))
 }
 
-func run(start time.Time, args []string) int {
+func run(start time.Time, args []string) (code int) {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return 2
@@ -67,6 +67,7 @@ func run(start time.Time, args []string) int {
 		// code makes them: a trace of a decision (strace counts calls per thread)
 		// reads as the sequence of steps it is.
 		runtime.LockOSThread()
+		defer exitOnPanic(&code)
 	}
 	switch args[0] {
 	case "status":

@@ -20,13 +20,32 @@ var ErrInconsistent = errors.New("inconsistent edit history")
 
 // agrees checks the history of lineage l before a decision writes its file. cur is
 // the replay of l under the recorded decisions when the decision made it already
-// (nil: it is made here).
+// (nil: it is made here). Called with the lock held (heads.log is read).
 func (s *Store) agrees(l *lineage, snap *snapshot, cur *replayer) error {
-	last := l.steps[len(l.steps)-1]
-	fail := func(why string) error {
-		return fmt.Errorf("%w: the history of %s does not agree with itself (%s); it may have been planted or damaged, so no decision rebuilds the file from it",
-			ErrInconsistent, s.rel(last.to()), why)
+	if err := s.stepsAgree(l, snap, cur); err != nil {
+		return err
 	}
+	last := l.steps[len(l.steps)-1]
+	h, err := s.heads.get(last.to())
+	if err != nil {
+		return err
+	}
+	// A head older than the last step is one a killed writer did not get to update.
+	if h != nil && h.Seq >= last.seq && (h.Exists != last.existsAfter() || (h.Exists && h.Hash != deref(last.hashAfter()))) {
+		return s.inconsistent(l, "heads.log records another state of it")
+	}
+	return nil
+}
+
+func (s *Store) inconsistent(l *lineage, why string) error {
+	return fmt.Errorf("%w: the history of %s does not agree with itself (%s); it may have been planted or damaged, so no decision rebuilds the file from it",
+		ErrInconsistent, s.rel(l.steps[len(l.steps)-1].to()), why)
+}
+
+// stepsAgree is agrees without heads.log: what the steps and the recorded decisions
+// say, read only.
+func (s *Store) stepsAgree(l *lineage, snap *snapshot, cur *replayer) error {
+	fail := func(why string) error { return s.inconsistent(l, why) }
 	for i := 1; i < len(l.steps); i++ {
 		a, b := l.steps[i-1].hashAfter(), l.steps[i].hashBefore()
 		if l.steps[i-1].existsAfter() && a != nil && b != nil && *a != *b {
@@ -44,14 +63,6 @@ func (s *Store) agrees(l *lineage, snap *snapshot, cur *replayer) error {
 	}
 	if !sameFile(cur.S, cur.R) {
 		return fail("its recorded decisions do not give what its last recorded step left")
-	}
-	h, err := s.heads.get(last.to())
-	if err != nil {
-		return err
-	}
-	// A head older than the last step is one a killed writer did not get to update.
-	if h != nil && h.Seq >= last.seq && (h.Exists != last.existsAfter() || (h.Exists && h.Hash != deref(last.hashAfter()))) {
-		return fail("heads.log records another state of it")
 	}
 	return nil
 }

@@ -303,7 +303,7 @@ func (s *Store) Inspect() (*Inspection, error) {
 	for _, l := range all {
 		p, err := s.replay(l, snap, currentStatus)
 		if err == nil {
-			err = s.agrees(l, snap, p)
+			err = s.stepsAgree(l, snap, p)
 		}
 		if err != nil {
 			in.Inconsistent = append(in.Inconsistent, err.Error())
