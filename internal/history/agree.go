@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // A store is data from disk, and a planted one can be built to fool a replay: a
@@ -76,12 +78,13 @@ func (s *Store) timeCheck(check func() error) error {
 	return err
 }
 
-// checkpointCache keeps the last checkpoint read and checked, which a decision's
-// second replay of the same file reads again.
+// checkpointCache keeps the last checkpoint read and checked, and its lines, which a
+// decision's second replay of the same file needs again.
 type checkpointCache struct {
 	mu        sync.Mutex
 	ref, hash string
 	content   []byte
+	split     []string // content's lines, once asked for
 }
 
 func (c *checkpointCache) get(ref, hash string) ([]byte, bool) {
@@ -93,5 +96,20 @@ func (c *checkpointCache) get(ref, hash string) ([]byte, bool) {
 func (c *checkpointCache) put(ref, hash string, content []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ref, c.hash, c.content = ref, hash, content
+	c.ref, c.hash, c.content, c.split = ref, hash, content, nil
+}
+
+// lines is content split into lines: the cached split when content is the cached
+// checkpoint. The result is shared: copy it before changing it.
+func (c *checkpointCache) lines(content []byte) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cached := len(content) > 0 && len(c.content) == len(content) && &c.content[0] == &content[0]
+	if !cached {
+		return udiff.SplitLines(content)
+	}
+	if c.split == nil {
+		c.split = udiff.SplitLines(content)
+	}
+	return c.split
 }

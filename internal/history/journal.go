@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -216,11 +217,13 @@ func (j *journal) prepare() (err error) {
 			return fmt.Errorf("staging %s: %w; nothing was changed", f.what, err)
 		}
 	}
-	var b []byte
-	err = s.timeCheck(func() (err error) {
-		b, err = s.signPlan(&j.p)
-		return err
-	})
+	b, err := json.Marshal(&j.p)
+	if err == nil {
+		err = s.timeCheck(func() (err error) {
+			b, err = s.signPlan(b)
+			return err
+		})
+	}
 	if err == nil {
 		err = s.files.writeNew(journalDir+"/plan.tmp", b, false)
 	}
@@ -475,8 +478,9 @@ func (s *Store) forgetCaches() {
 	*s.known = *newKnownFiles()
 }
 
-// signPlan is the content of journal/plan.json for p: p signed for this store.
-func (s *Store) signPlan(p *plan) ([]byte, error) {
+// signPlan is the content of journal/plan.json for a plan (its JSON): a planFile,
+// the plan signed for this store.
+func (s *Store) signPlan(body []byte) ([]byte, error) {
 	id, err := s.signedIdentity()
 	if err != nil {
 		return nil, err
@@ -485,11 +489,13 @@ func (s *Store) signPlan(p *plan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(p)
+	head, err := json.Marshal(planFile{Store: id.ID, Signature: key.Sign(signPurposePlan, []byte(id.ID), body)})
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(planFile{Store: id.ID, Plan: body, Signature: key.Sign(signPurposePlan, []byte(id.ID), body)})
+	// The plan goes in as it is (json.Marshal would scan it once more): {"store":…,
+	// "plan":null,"signature":…} with body in place of null.
+	return bytes.Replace(head, []byte(`"plan":null`), append([]byte(`"plan":`), body...), 1), nil
 }
 
 // readPlan reads journal/plan.json (nil when there is none). A plan that is not

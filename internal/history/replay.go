@@ -296,7 +296,7 @@ func (p *replayer) start(l *lineage, snap *snapshot) error {
 			return err
 		}
 		p.R.exists = true
-		p.R.lines = udiff.SplitLines(content)
+		p.R.lines = append([]string(nil), p.store.checkpoints.lines(content)...)
 	}
 	p.S = p.R
 	p.S.lines = append([]string(nil), p.R.lines...)

@@ -7,6 +7,7 @@
 // Layout of the store:
 //
 //	FORMAT                          format version
+//	identity.json                   the store's id, signed with the user's key (trust.go)
 //	history.lock                    gofrs/flock lock taken by every writer
 //	logs/<conv>.log                 JSON Lines, one Entry per recorded change
 //	diffs/<conv>/<edit_id>.diff     unified diff of one change
@@ -14,8 +15,10 @@
 //	rebuilds.log, rebuilds/<seq>.diff  what accept/reject wrote to disk (see Marker)
 //	heads.log                       the last recorded state of each path (heads.go)
 //	journal/                        a decision being carried out (journal.go)
+//	aside/                          journals of plans this user did not sign, set aside
 //	tmp/                            temp files, swept when the store is first locked
 //	hooks/<tool call id>            a file just before a change made by Claude Code (before.go)
+//	gitignore-warned                .mcp/.gitignore could not be written, and that was said
 //
 // A decision (accept, reject, cleanup) is all or nothing: it is staged in journal/,
 // committed by writing journal/plan.json, and finished, or undone, by whichever
