@@ -68,6 +68,22 @@ func offLimits(rel string) string {
 	return ""
 }
 
+// writeOffLimits is offLimits for a file a decision is about to write: also where
+// the symlinks among its folders lead (a committed link "hooks -> .git/hooks" would
+// otherwise take a write of hooks/pre-commit into .git/).
+func (s *Store) writeOffLimits(rel string) string {
+	if why := offLimits(rel); why != "" {
+		return why
+	}
+	real := RealPath(filepath.Join(s.workspace.Path(), rel))
+	if r, err := filepath.Rel(s.workspace.Path(), real); err == nil && r != rel {
+		if why := offLimits(r); why != "" {
+			return "through a symlink, " + why
+		}
+	}
+	return ""
+}
+
 // cappedMode is the mode a file the history brings back gets from the mode the store
 // recorded for it: what git would write, 0755 when any execute bit was set, else 0644,
 // with the umask applied. Set-id and sticky bits never come back.

@@ -537,7 +537,7 @@ func (s *Store) observe(path string) (onDisk, error) {
 	if err != nil {
 		return onDisk{}, err
 	}
-	if why := offLimits(rel); why != "" {
+	if why := s.writeOffLimits(rel); why != "" {
 		return onDisk{}, fmt.Errorf("the edit history would write %s, but %s: it may have been planted; nothing was changed", filepath.ToSlash(rel), why)
 	}
 	fi, err := s.workspace.Lstat(rel)

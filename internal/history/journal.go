@@ -395,7 +395,7 @@ func (s *Store) installFile(rel, from, to, src string) (note string, err error) 
 	if !filepath.IsLocal(rel) {
 		return "", fmt.Errorf("the plan of the decision names %q, which is not a path inside the workspace", rel)
 	}
-	if why := offLimits(rel); why != "" {
+	if why := s.writeOffLimits(rel); why != "" {
 		return "", fmt.Errorf("the plan of the decision names %s: %s", rel, why)
 	}
 	now, err := s.hashOnDisk(rel)

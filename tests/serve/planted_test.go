@@ -278,7 +278,7 @@ func TestPlantedVersionControlWritesAreRefused(t *testing.T) {
 		{"delete of a log of the store", func(r *repo) string {
 			return r.deleted("conv_1_planted", ".mcp/edit_history/logs/zz.log", `{"edit_id":"x"}`+"\n", "0600")
 		}, ".mcp/edit_history/logs/zz.log"},
-		{"Unicode case of .GIT", func(r *repo) string {
+		{"upper-case .GIT", func(r *repo) string {
 			return r.deleted("conv_1_planted", ".GIT/hooks/pre-commit", script, "0755")
 		}, ".GIT/hooks/pre-commit"},
 	} {
@@ -769,5 +769,23 @@ func TestPlanFromAnotherWorkspaceIsSetAside(t *testing.T) {
 	}
 	if a.Read("a.txt") == aBefore {
 		t.Fatal("A's reject was not carried out")
+	}
+}
+
+// A committed symlink into .git/ does not take a decision there: a planted delete of
+// hooks/pre-commit, where hooks links to .git/hooks, is refused even once adopted.
+func TestSymlinkIntoGitIsNotFollowedByADecision(t *testing.T) {
+	r := newRepo(t)
+	if err := os.Symlink(".git/hooks", r.Path("hooks")); err != nil {
+		t.Fatal(err)
+	}
+	id := r.deleted("conv_1_planted", "hooks/pre-commit", "#!/bin/sh\ntouch PWNED\n", "0755")
+	r.commit()
+	r.adopt()
+	r.refused([]string{"reject", id}, "hooks/pre-commit", "through a symlink", ".git/")
+	r.refused([]string{"reject", "--conv", "conv_1_planted"}, "through a symlink")
+	r.untouched()
+	if _, err := os.Lstat(r.Path(".git/hooks/pre-commit")); err == nil {
+		t.Fatal("the hook was written")
 	}
 }
