@@ -27,7 +27,7 @@ func TestForeignStoreInNeovim(t *testing.T) {
 		s.cmd("edit " + path)
 		s.cmd("McpDiffStatus")
 		s.waitListLine("is not yours", "0.2.0", "mcpdiff adopt")
-		s.waitListLine("Conversation "+convs[0]+" (10)")
+		s.waitListLine("Conversation " + convs[0] + " (10)")
 		if hs := s.hunks(path); len(hs) != 0 {
 			t.Fatalf("signs from a foreign store: %+v", hs)
 		}
