@@ -400,6 +400,10 @@ func TestAdoptShowsAndOnlySignsWhenTold(t *testing.T) {
 		}
 	}
 	r.refused([]string{"accept", "--conv", "conv_1_planted"}, "not yours")
+	out, errOut, code = r.run("show", "conv_1_planted")
+	if code != 0 || !strings.Contains(out, "+\techo build") || !strings.Contains(errOut, "not yours") {
+		t.Fatalf("show of a foreign store's edit: exit %d %s %s", code, out, errOut)
+	}
 	r.untouched()
 	r.adopt()
 	if _, errOut, code := r.run("accept", "--conv", "conv_1_planted"); code != 0 {
