@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
@@ -87,13 +89,14 @@ type LockFile struct {
 }
 
 // ReadLockFiles reads the lock files in dirs; unreadable or malformed ones (another
-// IDE's, or one being replaced) are skipped.
+// IDE's, or one being replaced), and anything that is not a regular file, are
+// skipped.
 func ReadLockFiles(dirs []string) []LockFile {
 	var out []LockFile
 	for _, dir := range dirs {
 		names, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
 		for _, name := range names {
-			data, err := os.ReadFile(name)
+			data, err := readLockFile(name)
 			if err != nil {
 				continue
 			}
@@ -104,6 +107,28 @@ func ReadLockFiles(dirs []string) []LockFile {
 		}
 	}
 	return out
+}
+
+// maxLockFile bounds what is read of a lock file: a real one is a few hundred bytes.
+const maxLockFile = 64 << 10
+
+// readLockFile reads one lock file without ever blocking on it: a FIFO (or device)
+// named like a lock file in the shared folder would otherwise hang whoever reads the
+// folder, every hook call included.
+func readLockFile(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxLockFile {
+		return nil, fmt.Errorf("%s is not a lock file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, maxLockFile))
 }
 
 // writeLockFile writes the lock file atomically: the CLI deletes lock files it cannot

@@ -227,6 +227,9 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return refused(stderr, err)
 	}
+	if err := store.Foreign(); err != nil {
+		warn(stderr, []string{err.Error()})
+	}
 	entries, err := store.Resolve(a.operands[0])
 	if err != nil {
 		return refused(stderr, err)
@@ -412,6 +415,12 @@ func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 		kind = "unknown_id"
 	case errors.Is(err, history.ErrNoPendingChange):
 		kind = "no_change"
+	case errors.Is(err, history.ErrForeign):
+		kind = "foreign"
+	case errors.Is(err, history.ErrInconsistent):
+		kind = "inconsistent"
+	case errors.Is(err, history.ErrInvalidEntry):
+		kind = "invalid"
 	}
 	if a != nil && a.json {
 		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": false, "kind": kind, "message": msg, "diff": diff.String(),
@@ -615,6 +624,15 @@ func warn(w io.Writer, warnings []string) {
 func inform(w io.Writer, info []string) {
 	for _, m := range info {
 		fmt.Fprintf(w, "mcpdiff: info: %s\n", termsafe.Escape(m))
+	}
+}
+
+// exitOnPanic turns a panic of a history command into exit status 1 and one line
+// saying so: exit status 2 means bad usage, and scripts read it that way.
+func exitOnPanic(code *int) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "mcpdiff: internal error: %s (a bug in mcpdiff: please report it with the command that caused it)\n", oneLine(fmt.Sprint(r)))
+		*code = exitRefused
 	}
 }
 

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
+	"github.com/mcpdiff/mcpdiff/internal/userkey"
 )
 
 // runHook is `mcpdiff hook [--agent NAME] [--event EVENT]`, run by an agent with one
@@ -47,7 +47,7 @@ func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.
 		Nvim:        os.Getenv("NVIM"),
 		LockDirs:    ide.LockDirs(),
 		MaxFileSize: filetools.DefaultMaxFileSize,
-		StateDir:    stateDir(),
+		StateDir:    userkey.Dir(),
 	})
 	if len(r.Stdout) > 0 {
 		stdout.Write(r.Stdout)
@@ -107,18 +107,4 @@ func agentOption(a *claudehooks.Agent) string {
 		return ""
 	}
 	return " --agent " + a.Name
-}
-
-// stateDir is mcpdiff's state folder: $XDG_STATE_HOME/mcpdiff, else
-// ~/.local/state/mcpdiff.
-func stateDir() string {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(dir, "mcpdiff")
 }

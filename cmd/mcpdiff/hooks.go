@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
+	"github.com/mcpdiff/mcpdiff/internal/userkey"
 )
 
 const hooksUsage = `usage: mcpdiff hooks install|uninstall|status|settings [--agent NAME|all] [--scope local|project|user] [--json]
@@ -166,7 +167,7 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		case "claude":
 			stdout.Write(claudehooks.Settings(bin))
 		case "gemini":
-			path, err := claudehooks.GeminiRunSettings(filepath.Join(stateDir(), "run"), bin)
+			path, err := claudehooks.GeminiRunSettings(filepath.Join(userkey.Dir(), "run"), bin)
 			if err != nil {
 				fmt.Fprintf(stderr, "mcpdiff hooks settings: %v\n", err)
 				return exitRefused

@@ -29,6 +29,7 @@ commands:
   reject    reject edits and rebuild the files without them
   cleanup   drop fully resolved conversations
   restore   put a file back to its recorded state, discarding changes made since
+  adopt     make an edit history you did not make yours (after showing what it holds)
   hook      an agent's hook handler (--agent NAME; run by the agent, never by hand)
   hooks     install, uninstall or show an agent's hooks (install|uninstall|status --agent NAME)
   version   print version and build info
@@ -38,7 +39,7 @@ func main() {
 	os.Exit(run(time.Now(), os.Args[1:]))
 }
 
-func run(start time.Time, args []string) int {
+func run(start time.Time, args []string) (code int) {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, usage)
 		return 2
@@ -58,7 +59,7 @@ func run(start time.Time, args []string) int {
 		return runNvim(args[1:])
 	case "serve":
 		return runServe(args[1:], os.Stderr)
-	case "status", "show", "accept", "reject", "cleanup", "restore":
+	case "status", "show", "accept", "reject", "cleanup", "restore", "adopt":
 		// Short-lived commands that read a whole store: collecting garbage would be a
 		// fifth of their time, so the collector waits until memory gets large.
 		debug.SetGCPercent(-1)
@@ -67,6 +68,7 @@ func run(start time.Time, args []string) int {
 		// code makes them: a trace of a decision (strace counts calls per thread)
 		// reads as the sequence of steps it is.
 		runtime.LockOSThread()
+		defer exitOnPanic(&code)
 	}
 	switch args[0] {
 	case "status":
@@ -81,6 +83,8 @@ func run(start time.Time, args []string) int {
 		return runCleanup(args[1:], os.Stdout, os.Stderr)
 	case "restore":
 		return runRestore(args[1:], os.Stdout, os.Stderr)
+	case "adopt":
+		return runAdopt(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	fmt.Fprintf(os.Stderr, "mcpdiff: unknown command %q\n\n%s", args[0], usage)
 	return 2

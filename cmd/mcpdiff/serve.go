@@ -27,6 +27,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
+	"github.com/mcpdiff/mcpdiff/internal/userkey"
 	"github.com/mcpdiff/mcpdiff/nvim"
 )
 
@@ -262,7 +263,7 @@ func (c *limitedConn) Close() error {
 // httpTokenPath is where `serve --http` writes its bearer token:
 // $XDG_STATE_HOME/mcpdiff/http-<port>.token (default ~/.local/state/mcpdiff/).
 func httpTokenPath(port int) string {
-	return filepath.Join(stateDir(), "http-"+strconv.Itoa(port)+".token")
+	return filepath.Join(userkey.Dir(), "http-"+strconv.Itoa(port)+".token")
 }
 
 // writePrivate writes a file only the user can read, in a folder only the user can enter.

@@ -31,13 +31,20 @@ func (s *Store) Check() ([]Drift, error) {
 // decision in progress is seen half done; and it reports in Listing.Drifts the
 // files of the listed entries (every recorded file, without a filter) whose bytes
 // differ from their recorded state. A store that cannot be locked (a read-only
-// workspace) is listed without the lock.
+// workspace) is listed without the lock. A foreign store is listed, with a warning
+// that says so first, and neither locked nor compared with the files.
 func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 	var notes []string
-	if unlock, err := s.lock(ctx); err == nil {
+	foreign := s.Foreign()
+	if foreign != nil && !errors.Is(foreign, ErrForeign) {
+		return nil, foreign
+	}
+	if foreign != nil {
+		notes = append(notes, foreign.Error())
+	} else if unlock, err := s.lock(ctx); err == nil {
 		defer unlock()
 		notes = s.takeNotes()
-	} else if s.files.exists(planName) || s.files.exists(legacyCleanup) {
+	} else if s.files.present(planName) || s.files.present(legacyCleanup) {
 		notes = append(notes, fmt.Sprintf("a decision was interrupted and cannot be completed now: %v; until it is, files may not match this list", err))
 	}
 	snap, err := s.load()
@@ -47,6 +54,9 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 	out := list(snap, f)
 	out.Warnings = append(notes, out.Warnings...)
 	out.snap = snap
+	if foreign != nil {
+		return out, nil // nothing is replayed from it, to compare with the files
+	}
 	var only map[string]bool
 	if f != (Filter{}) {
 		only = map[string]bool{}

@@ -40,6 +40,9 @@ func (s *Store) cleanupOlder(ctx context.Context, olderThan time.Duration, apply
 	}
 	defer unlock()
 	snap, err := s.load()
+	if err == nil {
+		err = snap.whole()
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,6 +50,12 @@ func (s *Store) cleanupOlder(ctx context.Context, olderThan time.Duration, apply
 	candidate := map[string]bool{}
 	for conv, entries := range byConversation(snap.entries) {
 		candidate[conv] = resolvedBefore(entries, cutoff)
+	}
+	// An invalid entry is never decided, so it does not keep its conversation: that
+	// goes once the rest of it is resolved (and it is old enough).
+	for conv, entries := range byConversation(snap.invalid) {
+		valid, known := candidate[conv]
+		candidate[conv] = (valid || !known) && before(entries, cutoff)
 	}
 	all, owner := lineages(snap)
 	plan := s.cleanupPlan(all, snap, copyBools(candidate), true)
@@ -139,7 +148,7 @@ func (s *Store) cleanupPlan(all []*lineage, snap *snapshot, candidate map[string
 		c, partly := cuts[l]
 		if b := chkpts[l]; partly && b != nil {
 			next := l.steps[c]
-			plan.checkpoints[checkpointName(next.entry.ConversationID, next.from())+".chkpt"] = b
+			plan.checkpoints[s.checkpointName(next.entry.ConversationID, next.from())+".chkpt"] = b
 		}
 		if !partly {
 			if !lineageDroppable(l, candidate) {
@@ -386,6 +395,13 @@ func resolvedBefore(entries []*Entry, cutoff time.Time) bool {
 		if e.Status == Pending {
 			return false
 		}
+	}
+	return before(entries, cutoff)
+}
+
+// before reports whether every entry was recorded before cutoff.
+func before(entries []*Entry, cutoff time.Time) bool {
+	for _, e := range entries {
 		t, err := time.Parse(time.RFC3339Nano, e.Timestamp)
 		if err != nil || t.After(cutoff) {
 			return false

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
@@ -18,6 +18,9 @@ var ErrUnknownID = errors.New("unknown edit or conversation id")
 
 // ErrNoPendingChange means a selection by lines touched no pending change.
 var ErrNoPendingChange = errors.New("no pending change")
+
+// ErrInvalidEntry means a selection named an entry no decision acts on (Entry.Invalid).
+var ErrInvalidEntry = errors.New("invalid entry")
 
 // Selection picks the edits a decision applies to.
 type Selection struct {
@@ -46,6 +49,9 @@ type Outcome struct {
 	Blocks   int      // blocks decided when the selection named lines or hunks
 	Files    []string // files rewritten, created or removed on disk
 	Warnings []string // corrupted log lines skipped; what recovering an interrupted decision found
+	// How long the store's own checks took: its signature, the plan's, and the
+	// agreement of each file's history with itself (measured for the benchmarks).
+	Checks time.Duration
 }
 
 // Drift is a file that changed outside mcpdiff since its last recorded state.
@@ -79,11 +85,11 @@ func (e *ExternalChangeError) Error() string {
 // outcome is never nil, even with an error.
 func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool) (*Outcome, error) {
 	if to != Accepted && to != Rejected {
-		return nil, fmt.Errorf("can only accept or reject, not %q", to)
+		return &Outcome{}, fmt.Errorf("can only accept or reject, not %q", to)
 	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
-		return nil, err
+		return &Outcome{}, err
 	}
 	defer unlock()
 	j, out, err := s.decision(sel, to, force)
@@ -98,6 +104,7 @@ func (s *Store) Decide(ctx context.Context, sel Selection, to Status, force bool
 	if err != nil {
 		return &Outcome{Warnings: out.Warnings}, err
 	}
+	out.Checks = s.checking
 	return out, nil
 }
 
@@ -110,6 +117,9 @@ func (s *Store) decision(sel Selection, to Status, force bool) (*journal, *Outco
 		return nil, out, err
 	}
 	out.Warnings = append(out.Warnings, snap.warnings...)
+	if err := snap.whole(); err != nil {
+		return nil, out, err
+	}
 	next, picked, err := s.decisions(snap, sel, to, out)
 	if err != nil {
 		return nil, out, err
@@ -225,7 +235,7 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 	byEdit := map[string][]int{}
 	var order []*Entry
 	for _, r := range refs {
-		matched, err := Lookup(snap.entries, r.EditID)
+		matched, err := snap.lookup(r.EditID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -275,6 +285,9 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 		}
 	}
 	if sel.Conversation != "" {
+		if err := snap.refuseInvalid(sel.Conversation); err != nil {
+			return nil, err
+		}
 		n := len(out)
 		for _, e := range snap.entries {
 			if e.ConversationID == sel.Conversation {
@@ -286,7 +299,7 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 		}
 	}
 	for _, id := range sel.IDs {
-		matched, err := Lookup(snap.entries, id)
+		matched, err := snap.lookup(id)
 		if err != nil {
 			return nil, err
 		}
@@ -295,6 +308,31 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 		}
 	}
 	return out, nil
+}
+
+// lookup is Lookup among the entries a decision may act on: an id that names an
+// invalid entry, or a conversation holding one, is refused saying why.
+func (snap *snapshot) lookup(id string) ([]*Entry, error) {
+	if err := snap.refuseInvalid(id); err != nil {
+		return nil, err
+	}
+	return Lookup(snap.entries, id)
+}
+
+// refuseInvalid fails when id names an invalid entry or a conversation holding one.
+func (snap *snapshot) refuseInvalid(id string) error {
+	bad, err := Lookup(snap.invalid, id)
+	if err != nil || len(bad) == 0 {
+		return nil
+	}
+	if valid, err := Lookup(snap.entries, id); err == nil && len(valid) == 1 && valid[0].EditID == id {
+		return nil // a whole id of a valid entry, which also prefixes or names something invalid
+	}
+	what := "edit " + short(bad[0].EditID)
+	if bad[0].EditID != id && bad[0].ConversationID == id {
+		what = "conversation " + id + " holds edit " + short(bad[0].EditID) + ", which"
+	}
+	return fmt.Errorf("%w: %s is invalid: %s; no decision acts on it (`mcpdiff cleanup` drops its conversation once the rest of it is decided)", ErrInvalidEntry, what, bad[0].invalid)
 }
 
 // Lookup finds the entries an id names: an edit id, a unique prefix of one (at
@@ -431,6 +469,15 @@ func (s *Store) plan(snap *snapshot, ls []*lineage, next map[string]verdict, sta
 			conflicts = append(conflicts, p.conflicts...)
 			continue
 		}
+		err = s.timeCheck(func() error {
+			if len(changed) == 0 { // the replay was under the recorded decisions
+				return s.agrees(l, snap, p)
+			}
+			return s.agrees(l, snap, nil)
+		})
+		if err != nil {
+			return nil, err
+		}
 		f := &fileChange{R: p.R, S: p.S, changed: changed}
 		d, err := s.compare(l, f)
 		if err != nil {
@@ -461,7 +508,7 @@ func (s *Store) compare(l *lineage, f *fileChange) ([]Drift, error) {
 			return nil, err
 		}
 		if i == 0 { // the recorded file: its mode is kept, or comes back with it
-			f.mode = 0o644
+			f.mode = cappedMode(0o644)
 			if disk.exists {
 				f.mode = disk.mode
 			}
@@ -498,12 +545,16 @@ func (s *Store) compare(l *lineage, f *fileChange) ([]Drift, error) {
 	return drifts, nil
 }
 
-// observe reads a workspace file. Only a regular file can be rebuilt: anything else
-// at the path is refused before anything changes.
+// observe reads a workspace file a decision may write. Only a regular file can be
+// rebuilt: anything else at the path is refused before anything changes, and so is
+// a path no decision writes (offLimits), whatever the store says.
 func (s *Store) observe(path string) (onDisk, error) {
 	rel, err := s.relPath(path)
 	if err != nil {
 		return onDisk{}, err
+	}
+	if why := s.writeOffLimits(rel); why != "" {
+		return onDisk{}, fmt.Errorf("the edit history would write %s, but %s: it may have been planted; nothing was changed", filepath.ToSlash(rel), why)
 	}
 	fi, err := s.workspace.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -533,7 +584,7 @@ func describeMode(m fs.FileMode) string {
 }
 
 // deletedMode is the mode a file that is brought back gets: the one it had when the
-// step that removed it (a delete, or a rebuild) ran.
+// step that removed it (a delete, or a rebuild) ran, capped as git's (cappedMode).
 func deletedMode(l *lineage, fallback fs.FileMode) fs.FileMode {
 	for i := len(l.steps) - 1; i >= 0; i-- {
 		st := l.steps[i]
@@ -546,8 +597,8 @@ func deletedMode(l *lineage, fallback fs.FileMode) fs.FileMode {
 		} else {
 			mode = st.marker.Mode
 		}
-		if m, err := strconv.ParseUint(mode, 8, 32); err == nil && mode != "" {
-			return fs.FileMode(m).Perm()
+		if m, ok := parseMode(mode); ok {
+			return m
 		}
 		break
 	}

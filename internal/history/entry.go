@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -77,12 +78,19 @@ type Entry struct {
 	// partial.go); Status then says pending or accepted.
 	HunkStatus []Status `json:"hunk_status,omitempty"`
 
-	raw string // the log line this entry was read from
+	raw     string // the log line this entry was read from
+	invalid string // why no decision acts on the entry ("" when one may)
 }
+
+// Invalid says why no decision may act on the entry (it names a path no decision
+// writes: outside the workspace, in a version-control folder, in the store), or ""
+// when one may. Invalid entries are listed, never replayed.
+func (e *Entry) Invalid() string { return e.invalid }
 
 // WriteJSON writes entries as one JSON array. An entry read from a log is written as
 // its log line, byte for byte (extra fields included): that is its JSON already, and
-// re-encoding thousands of entries would be most of the time of `status --json`.
+// re-encoding thousands of entries would be most of the time of `status --json`. An
+// invalid entry gets a field "invalid" saying why.
 func WriteJSON(w io.Writer, entries []*Entry) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("[")
@@ -91,15 +99,19 @@ func WriteJSON(w io.Writer, entries []*Entry) error {
 			bw.WriteString(",")
 		}
 		bw.WriteString("\n  ")
-		if e.raw != "" {
-			bw.WriteString(e.raw)
-			continue
+		line := strings.TrimSpace(e.raw)
+		if line == "" {
+			b, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			line = string(b)
 		}
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
+		if e.invalid != "" && strings.HasSuffix(line, "}") {
+			why, _ := json.Marshal(e.invalid)
+			line = line[:len(line)-1] + `,"invalid":` + string(why) + "}"
 		}
-		bw.Write(b)
+		bw.WriteString(line)
 	}
 	bw.WriteString("\n]\n")
 	return bw.Flush()
@@ -141,18 +153,24 @@ type logLine struct {
 // snapshot is everything in the store, as read from disk.
 type snapshot struct {
 	entries  []*Entry // all conversations, sorted by seq
+	invalid  []*Entry // entries no decision acts on (Entry.Invalid), sorted by seq
 	markers  []*Marker
 	warnings []string // corrupted lines skipped, and where
+	// What makes each invalid entry invalid, for listings (a decision that names
+	// one says so itself).
+	invalidNotes []string
+	// Store files that are not files (a FIFO in place of a log): skipped by readers,
+	// but no decision is made while the history cannot be read whole.
+	unreadable []string
 }
 
 // load reads every log. It needs no lock: logs are only appended with single writes
 // and rewritten by rename, and a torn last line (a writer killed mid-append) is skipped.
+// The paths of entries and markers are read as the current workspace's (localize).
 func (s *Store) load() (*snapshot, error) {
 	snap := &snapshot{}
-	dropping, err := s.pendingDrop()
-	if err != nil {
-		return nil, err
-	}
+	_ = s.Foreign() // reads identity.json: the folders paths were recorded in
+	dropping := s.pendingDrop()
 	names, err := s.files.readDir("logs")
 	if err != nil {
 		return nil, err
@@ -167,6 +185,10 @@ func (s *Store) load() (*snapshot, error) {
 			continue
 		}
 		lines, err := s.files.readLog("logs/" + n.Name())
+		if errors.Is(err, errSpecial) {
+			snap.skip(err)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -177,22 +199,73 @@ func (s *Store) load() (*snapshot, error) {
 			case l.entry.ConversationID != conv: // it would name another log's files
 				snap.warnings = append(snap.warnings, fmt.Sprintf("skipped line %d in logs/%s: it belongs to conversation %q", i+1, n.Name(), l.entry.ConversationID))
 			default:
+				s.localizeEntry(l.entry)
+				if l.entry.invalid = s.invalidEntry(l.entry); l.entry.invalid != "" {
+					snap.invalid = append(snap.invalid, l.entry)
+					snap.invalidNotes = append(snap.invalidNotes, fmt.Sprintf("edit %s (logs/%s) is invalid: %s; no decision acts on it", short(l.entry.EditID), n.Name(), l.entry.invalid))
+					continue
+				}
 				snap.entries = append(snap.entries, l.entry)
 			}
 		}
 	}
 	markers, warn, err := s.files.readMarkers("rebuilds.log")
-	if err != nil {
+	if errors.Is(err, errSpecial) {
+		snap.skip(err)
+	} else if err != nil {
 		return nil, err
 	}
 	for _, m := range markers {
 		if dropping == nil || !dropping.Markers[m.Seq] {
+			m.FromPath, m.FilePath = s.localize(m.FromPath), s.localize(m.FilePath)
 			snap.markers = append(snap.markers, m)
 		}
 	}
 	snap.warnings = append(snap.warnings, warn...)
-	sort.SliceStable(snap.entries, func(i, j int) bool { return snap.entries[i].Seq < snap.entries[j].Seq })
+	bySeq := func(es []*Entry) {
+		sort.SliceStable(es, func(i, j int) bool { return es[i].Seq < es[j].Seq })
+	}
+	bySeq(snap.entries)
+	bySeq(snap.invalid)
 	return snap, nil
+}
+
+// skip notes a store file that could not be read because it is not a file.
+func (snap *snapshot) skip(err error) {
+	snap.unreadable = append(snap.unreadable, err.Error())
+	snap.warnings = append(snap.warnings, "skipped "+err.Error())
+}
+
+// whole fails when part of the history could not be read: a decision made on the
+// rest could rebuild a file from an incomplete history.
+func (snap *snapshot) whole() error {
+	if len(snap.unreadable) > 0 {
+		return fmt.Errorf("the edit history cannot be read whole, so no decision is made: %s", snap.unreadable[0])
+	}
+	return nil
+}
+
+// invalidEntry says why no decision may act on e, or "".
+func (s *Store) invalidEntry(e *Entry) string {
+	paths := []string{e.FilePath}
+	if e.SourcePath != nil {
+		paths = append(paths, *e.SourcePath)
+	}
+	for _, p := range paths {
+		rel, err := s.relPath(p)
+		if err != nil {
+			return fmt.Sprintf("it names %s, outside the workspace", p)
+		}
+		if why := offLimits(rel); why != "" {
+			return fmt.Sprintf("it names %s: %s", filepath.ToSlash(rel), why)
+		}
+	}
+	for _, ref := range []*string{e.DiffFile, e.CheckpointFile} {
+		if ref != nil && !filepath.IsLocal(*ref) {
+			return fmt.Sprintf("it names %q, which is not a file of the edit history", *ref)
+		}
+	}
+	return ""
 }
 
 // stageVerdicts puts into j the new verdicts, by edit id, of those of entries that
@@ -249,7 +322,7 @@ func (s *Store) readStoreFile(rel string) ([]byte, error) {
 	if !filepath.IsLocal(rel) {
 		return nil, fmt.Errorf("bad path %q in the edit history", rel)
 	}
-	b, err := s.files.root.ReadFile(rel)
+	b, err := s.files.readFile(rel)
 	if err != nil {
 		return nil, fmt.Errorf("read %s from the edit history: %w", rel, err)
 	}

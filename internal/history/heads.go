@@ -55,6 +55,8 @@ type heads struct {
 	offset int64       // bytes of the log parsed so far
 	file   os.FileInfo // the log file read, to notice it was replaced (cleanup)
 	byPath map[string]head
+	// localize reads a recorded path as the current workspace's (Store.localize).
+	localize func(string) string
 }
 
 const headsLog = "heads.log"
@@ -83,7 +85,7 @@ func (h *heads) put(hs ...head) error {
 	if err := h.catchUp(); err != nil {
 		return err
 	}
-	f, err := h.files.root.OpenFile(headsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := h.files.openFile(headsLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
@@ -140,6 +142,9 @@ func (h *heads) readNew() error {
 	if err != nil {
 		return err
 	}
+	if !fi.Mode().IsRegular() {
+		return h.files.special(headsLog, fi.Mode())
+	}
 	if h.file == nil || !os.SameFile(fi, h.file) || fi.Size() < h.offset {
 		h.offset, h.byPath = 0, map[string]head{}
 	}
@@ -147,7 +152,7 @@ func (h *heads) readNew() error {
 	if fi.Size() == h.offset {
 		return nil
 	}
-	f, err := h.files.root.OpenFile(headsLog, os.O_RDWR, 0)
+	f, err := h.files.openFile(headsLog, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -160,7 +165,7 @@ func (h *heads) readNew() error {
 	for line := range strings.SplitSeq(string(data[:complete]), "\n") {
 		var hd head
 		if len(line) > 0 && decodeHead(line, &hd) == nil && hd.Path != "" {
-			hd.Path, hd.Hash = strings.Clone(hd.Path), strings.Clone(hd.Hash) // not the whole log
+			hd.Path, hd.Hash = h.localize(strings.Clone(hd.Path)), strings.Clone(hd.Hash) // not the whole log
 			h.apply(hd)
 		}
 	}
@@ -186,7 +191,7 @@ func (h *heads) without(paths map[string]bool) (newLog []byte, old *[]byte, err 
 	if err := h.catchUp(); err != nil {
 		return nil, nil, err
 	}
-	if b, err := h.files.root.ReadFile(headsLog); err == nil {
+	if b, err := h.files.readFile(headsLog); err == nil {
 		old = &b
 	}
 	var buf bytes.Buffer

@@ -17,13 +17,13 @@ import (
 // ws is a workspace with a store, and helpers that change files the way the MCP
 // tools do: log through Record, write in Apply.
 type ws struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	root  *workspace.Root
 	store *Store
 }
 
-func newWS(t *testing.T) *ws {
+func newWS(t testing.TB) *ws {
 	t.Helper()
 	dir := t.TempDir()
 	root, err := workspace.OpenRoot(dir)
@@ -39,7 +39,7 @@ func newWS(t *testing.T) *ws {
 
 // oneFile is a workspace whose file rel holds content, and a new conversation to
 // edit it in: how most tests start.
-func oneFile(t *testing.T, rel, content string) (*ws, string) {
+func oneFile(t testing.TB, rel, content string) (*ws, string) {
 	t.Helper()
 	w := newWS(t)
 	w.writeRaw(rel, content)
@@ -798,17 +798,17 @@ func TestRejectUnderALaterWholeFileWrite(t *testing.T) {
 	}
 }
 
-// A rejected edit or delete brings the file back with the permissions it had; a
-// delete's entry records them.
+// A rejected edit keeps the file's permissions; a rejected delete brings the file back
+// with those its entry records, capped as git's (0755 or 0644, the umask applied).
 func TestRejectRestoresTheMode(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		mode      fs.FileMode
-		change    func(w *ws) *Entry
-		entryMode string
+		name       string
+		mode, want fs.FileMode
+		change     func(w *ws) *Entry
+		entryMode  string
 	}{
-		{"edit", 0o755, func(w *ws) *Entry { return w.edit(NewConversationID(), "run.sh", "#!/bin/sh\necho hello\n") }, ""},
-		{"delete", 0o750, func(w *ws) *Entry { return w.remove(NewConversationID(), "run.sh") }, "0750"},
+		{"edit", 0o750, 0o750, func(w *ws) *Entry { return w.edit(NewConversationID(), "run.sh", "#!/bin/sh\necho hello\n") }, ""},
+		{"delete", 0o750, 0o755 &^ workspace.Umask(), func(w *ws) *Entry { return w.remove(NewConversationID(), "run.sh") }, "0750"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWS(t)
@@ -819,7 +819,7 @@ func TestRejectRestoresTheMode(t *testing.T) {
 			}
 			w.mustDecide(Rejected, e.EditID)
 			w.expect("run.sh", "#!/bin/sh\necho hi\n")
-			w.expectMode("run.sh", tc.mode)
+			w.expectMode("run.sh", tc.want)
 		})
 	}
 }
@@ -843,7 +843,7 @@ func TestCleanupDropsAResolvedPrefix(t *testing.T) {
 	}
 	// c3 took no checkpoint (the history held a.txt): the cleanup wrote the one its
 	// replay now starts from.
-	if _, err := os.Stat(filepath.Join(w.store.dir, checkpointName(c3, w.abs("a.txt"))+".chkpt")); err != nil {
+	if _, err := os.Stat(filepath.Join(w.store.dir, w.store.checkpointName(c3, w.abs("a.txt"))+".chkpt")); err != nil {
 		t.Fatalf("no checkpoint for the kept conversation: %v", err)
 	}
 	w.mustDecide(Rejected, e3.EditID)

@@ -108,6 +108,9 @@ func (s *Store) Hunks(path string) ([]Hunk, error) {
 
 // HunksOf returns the pending hunks of several files, reading the store once.
 func (s *Store) HunksOf(paths []string) (map[string][]Hunk, error) {
+	if err := s.Foreign(); err != nil {
+		return nil, err // nothing is replayed from it
+	}
 	snap, err := s.load()
 	if err != nil {
 		return nil, err
@@ -322,6 +325,9 @@ func ParseLineRanges(s string) ([]LineRange, error) {
 // PendingHunks returns the pending hunks of every file that has pending edits, by
 // path, reading the store once.
 func (s *Store) PendingHunks() (map[string][]Hunk, error) {
+	if err := s.Foreign(); err != nil {
+		return nil, err // nothing is replayed from it
+	}
 	snap, err := s.load()
 	if err != nil {
 		return nil, err

@@ -1,14 +1,16 @@
 package history
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"syscall"
+	"time"
 
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
+	"github.com/mcpdiff/mcpdiff/internal/userkey"
 )
 
 // A decision (accept, reject, cleanup) changes several files at once: users'
@@ -27,7 +29,12 @@ import (
 //     staged copy stays for a retry. Then the plan and the journal are removed.
 //
 // A process killed after the commit leaves the plan behind, and whichever mcpdiff
-// process takes the store's lock next rolls it forward (Store.lock). Every step
+// process takes the store's lock next rolls it forward (Store.lock), wherever the
+// workspace is then: the plan names workspace files relative to the workspace, and
+// is signed with the user's key over the store's id and its content, so a copy of
+// the workspace completes it in the copy. A plan without that signature (planted in
+// a cloned repository, or from another store or user) is set aside unapplied, in
+// aside/, and the store stays usable. Every step
 // can be repeated: a user's file already at its new content is skipped, one still
 // at the content the decision saw is replaced, and one in any other state (changed
 // by someone since) is left alone and reported. If a step fails, the steps applied
@@ -38,15 +45,22 @@ import (
 const (
 	journalDir = "journal"
 	planName   = journalDir + "/plan.json"
+	asideDir   = "aside" // journals of plans set aside
 )
 
-// plan is what a decision changes, as written to journal/plan.json.
+// signPurposePlan is what a plan's signature signs, with the store's id and the plan.
+const signPurposePlan = "mcpdiff decision plan"
+
+// planFile is journal/plan.json: a plan, signed for one store.
+type planFile struct {
+	Store     string          `json:"store"` // the id of the store it was written for
+	Plan      json.RawMessage `json:"plan"`
+	Signature string          `json:"signature"` // by the user's key, over Store and Plan
+}
+
+// plan is what a decision changes.
 type plan struct {
-	What string `json:"what"` // what the decision was, for messages
-	// The device and inode of the journal folder it was written in. A plan found in
-	// any other folder was copied with the store, or planted in a cloned repository
-	// to make mcpdiff write files: it is never applied.
-	Journal string     `json:"journal"`
+	What    string     `json:"what"` // what the decision was, for messages
 	Appends []appendOp `json:"appends,omitempty"`
 	Puts    []putOp    `json:"puts,omitempty"`
 	// Cleanup only: what readers ignore until it is done, and the store files and
@@ -64,7 +78,7 @@ type appendOp struct {
 
 // putOp replaces one file, of the workspace (Path) or of the store (Store).
 type putOp struct {
-	Path  string `json:"path,omitempty"`  // absolute
+	Path  string `json:"path,omitempty"`  // relative to the workspace
 	Store string `json:"store,omitempty"` // relative to the store
 	New   string `json:"new,omitempty"`   // journal file with the new content; "" removes the file
 	Old   string `json:"old,omitempty"`   // journal file with the content replaced; "" if there was none
@@ -126,7 +140,7 @@ func (j *journal) stageFile(f stagedFile) string {
 // new what goes there (nil: the file is removed), with mode.
 func (j *journal) putFile(path string, old, new *[]byte, oldMode, mode fs.FileMode) {
 	rel := j.s.rel(path)
-	op := putOp{Path: path}
+	op := putOp{Path: rel}
 	if old != nil {
 		op.Before = hashBytes(*old)
 		op.Old = j.stageFile(stagedFile{what: "a copy of " + rel, data: *old, mode: oldMode, linkFile: path})
@@ -203,11 +217,13 @@ func (j *journal) prepare() (err error) {
 			return fmt.Errorf("staging %s: %w; nothing was changed", f.what, err)
 		}
 	}
-	if j.p.Journal, err = s.journalIdentity(); err != nil {
-		_ = s.clearJournal()
-		return fmt.Errorf("%w; nothing was changed", err)
-	}
 	b, err := json.Marshal(&j.p)
+	if err == nil {
+		err = s.timeCheck(func() (err error) {
+			b, err = s.signPlan(b)
+			return err
+		})
+	}
 	if err == nil {
 		err = s.files.writeNew(journalDir+"/plan.tmp", b, false)
 	}
@@ -238,21 +254,18 @@ func (s *Store) undo(p *plan, cause error) error {
 }
 
 // recover rolls forward a plan a killed process left, or undoes it if a step fails
-// now. Called with the lock held, before anything else reads the store.
+// now. A plan this user did not write for this store is set aside. Called with the
+// lock held, before anything else reads the store.
 func (s *Store) recover() error {
-	p, err := s.readPlan()
+	p, why, err := s.readPlan()
+	if why != "" {
+		return s.setAside(why)
+	}
 	if err != nil || p == nil {
 		if err == nil {
 			err = s.recoverLegacyCleanup()
 		}
 		return err
-	}
-	if id, err := s.journalIdentity(); err != nil || id != p.Journal {
-		s.notes = append(s.notes, fmt.Sprintf("ignored %s: it was not written in this folder (the edit history was copied, or the plan planted), so it was removed unapplied", s.files.abs(planName)))
-		if err := s.files.root.RemoveAll(journalDir); err != nil {
-			return s.files.fail("remove", journalDir, err)
-		}
-		return nil
 	}
 	defer s.forgetCaches()
 	notes, err := s.forward(p)
@@ -268,16 +281,30 @@ func (s *Store) recover() error {
 	return s.closeJournal()
 }
 
-// forward applies p: appends, then store files, then workspace files, then removals.
+// forward applies p: the new store files (nothing refers to them yet), the lines
+// appended (which may refer to them), the store files replaced, the workspace files,
+// then the removals. At no point does a line of the store name a file that is not
+// there.
 func (s *Store) forward(p *plan) (notes []string, err error) {
+	for i := range p.Puts {
+		if op := &p.Puts[i]; op.newStoreFile() {
+			if notes, err = s.put(op, true, notes); err != nil {
+				return notes, err
+			}
+		}
+	}
 	for _, a := range p.Appends {
 		if err := s.files.writeAt(a.Name, a.Offset, []byte(a.Data)); err != nil {
 			return notes, err
 		}
 	}
-	for i := range p.Puts {
-		if notes, err = s.put(&p.Puts[i], true, notes); err != nil {
-			return notes, err
+	for _, workspaceFiles := range []bool{false, true} {
+		for i := range p.Puts {
+			if op := &p.Puts[i]; !op.newStoreFile() && (op.Store == "") == workspaceFiles {
+				if notes, err = s.put(op, true, notes); err != nil {
+					return notes, err
+				}
+			}
 		}
 	}
 	for _, name := range p.Removes {
@@ -288,11 +315,16 @@ func (s *Store) forward(p *plan) (notes []string, err error) {
 	return notes, nil
 }
 
-// backward takes back what forward applied of p (all of it may be in place, or none).
+// backward takes back what forward applied of p (all of it may be in place, or
+// none), in the opposite order.
 func (s *Store) backward(p *plan) (notes []string, err error) {
-	for i := len(p.Puts) - 1; i >= 0; i-- {
-		if notes, err = s.put(&p.Puts[i], false, notes); err != nil {
-			return notes, err
+	for _, workspaceFiles := range []bool{true, false} {
+		for i := len(p.Puts) - 1; i >= 0; i-- {
+			if op := &p.Puts[i]; !op.newStoreFile() && (op.Store == "") == workspaceFiles {
+				if notes, err = s.put(op, false, notes); err != nil {
+					return notes, err
+				}
+			}
 		}
 	}
 	for _, a := range p.Appends {
@@ -300,8 +332,19 @@ func (s *Store) backward(p *plan) (notes []string, err error) {
 			return notes, err
 		}
 	}
+	for i := len(p.Puts) - 1; i >= 0; i-- {
+		if op := &p.Puts[i]; op.newStoreFile() {
+			if notes, err = s.put(op, false, notes); err != nil {
+				return notes, err
+			}
+		}
+	}
 	return notes, nil
 }
+
+// newStoreFile reports whether op creates a file of the store (a rebuild's diff, a
+// checkpoint) rather than replacing one.
+func (op *putOp) newStoreFile() bool { return op.Store != "" && op.Old == "" }
 
 // put carries out op forward (the new content) or backward (the old one), adding
 // to notes what it found changed by someone else.
@@ -344,14 +387,16 @@ func (s *Store) installStore(src, name string) error {
 	return nil
 }
 
-// installFile moves the workspace file path from the state with hash from to the
+// installFile moves the workspace file rel from the state with hash from to the
 // one with hash to (the content of the journal file src; "" for no file). A file
 // already there is skipped; one in neither state is left alone, and the note says
 // so.
-func (s *Store) installFile(path, from, to, src string) (note string, err error) {
-	rel, err := s.relPath(path)
-	if err != nil {
-		return "", err
+func (s *Store) installFile(rel, from, to, src string) (note string, err error) {
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("the plan of the decision names %q, which is not a path inside the workspace", rel)
+	}
+	if why := s.writeOffLimits(rel); why != "" {
+		return "", fmt.Errorf("the plan of the decision names %s: %s", rel, why)
 	}
 	now, err := s.hashOnDisk(rel)
 	if err != nil {
@@ -362,7 +407,7 @@ func (s *Store) installFile(path, from, to, src string) (note string, err error)
 		return "", nil
 	case from:
 	default:
-		return fmt.Sprintf("%s was changed by someone else meanwhile and was left as it is", s.rel(path)), nil
+		return fmt.Sprintf("%s was changed by someone else meanwhile and was left as it is", filepath.ToSlash(rel)), nil
 	}
 	if src == "" {
 		if err := s.workspace.Remove(rel); err != nil && !gone(err) {
@@ -433,47 +478,88 @@ func (s *Store) forgetCaches() {
 	*s.known = *newKnownFiles()
 }
 
-// readPlan reads journal/plan.json (nil when there is none).
-func (s *Store) readPlan() (*plan, error) {
-	b, err := s.files.root.ReadFile(planName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// signPlan is the content of journal/plan.json for a plan (its JSON): a planFile,
+// the plan signed for this store.
+func (s *Store) signPlan(body []byte) ([]byte, error) {
+	id, err := s.signedIdentity()
 	if err != nil {
-		return nil, s.files.fail("read", planName, err)
+		return nil, err
 	}
-	var p plan
-	if err := json.Unmarshal(b, &p); err != nil {
-		// The plan is renamed into place whole: this is damage, not a crash.
-		return nil, fmt.Errorf("%s, the plan of an interrupted decision, is damaged (%v); check the files it names, then remove it", s.files.abs(planName), err)
+	key, err := userkey.Load(false)
+	if err != nil {
+		return nil, err
 	}
-	return &p, nil
+	head, err := json.Marshal(planFile{Store: id.ID, Signature: key.Sign(signPurposePlan, []byte(id.ID), body)})
+	if err != nil {
+		return nil, err
+	}
+	// The plan goes in as it is (json.Marshal would scan it once more): {"store":…,
+	// "plan":null,"signature":…} with body in place of null.
+	return bytes.Replace(head, []byte(`"plan":null`), append([]byte(`"plan":`), body...), 1), nil
 }
 
-// journalIdentity is the device and inode of the journal folder.
-func (s *Store) journalIdentity() (string, error) {
-	fi, err := s.files.root.Stat(journalDir)
+// readPlan reads journal/plan.json (nil when there is none). A plan that is not
+// this user's for this store is not returned: why says what it is instead, and it
+// must be set aside. A plan that cannot be read at all is an error, and stays.
+func (s *Store) readPlan() (p *plan, why string, err error) {
+	b, err := s.files.readFile(planName)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "", nil
+	case errors.Is(err, errSpecial):
+		return nil, "it is not a file", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("%w (the plan of an interrupted decision); make it readable, then try again", err)
+	}
+	var pf planFile
+	if json.Unmarshal(b, &pf) != nil || pf.Store == "" || pf.Signature == "" {
+		return nil, "it is not a signed plan", nil
+	}
+	id, err := s.signedIdentity()
 	if err != nil {
-		return "", s.files.fail("read", journalDir, err)
+		return nil, "", err
 	}
-	dev, ino, ok := workspace.FileID(fi)
-	if !ok {
-		return "", nil
+	if pf.Store != id.ID {
+		return nil, "it was written for another edit history", nil
 	}
-	return fmt.Sprintf("%d:%d", dev, ino), nil
+	key, err := userkey.Load(false)
+	if err != nil || !key.Verify(pf.Signature, signPurposePlan, []byte(pf.Store), pf.Plan) {
+		return nil, "its signature was not made with your key", nil
+	}
+	p = &plan{}
+	if err := json.Unmarshal(pf.Plan, p); err != nil {
+		return nil, "it is damaged", nil
+	}
+	return p, "", nil
+}
+
+// setAside moves the journal of a plan that must not be applied into aside/, where
+// it stays to be looked at, and says so.
+func (s *Store) setAside(why string) error {
+	name := asideDir + "/journal-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	if err := s.files.root.MkdirAll(asideDir, 0o700); err != nil {
+		return s.files.fail("create", asideDir, err)
+	}
+	if err := s.files.root.Rename(journalDir, name); err != nil {
+		return s.files.fail("set aside", journalDir, err)
+	}
+	s.notes = append(s.notes, fmt.Sprintf("set aside %s unapplied: %s, so mcpdiff did not write it for this edit history "+
+		"(a repository may have brought it); it is kept in %s", s.files.abs(planName), why, s.files.abs(name)))
+	return nil
 }
 
 // pendingDrop is what an unfinished cleanup drops (nil when none is pending).
 // Readers ignore it; they take no lock, so they may run while a cleanup is applied.
-func (s *Store) pendingDrop() (*dropSet, error) {
-	p, err := s.readPlan()
+// Only a plan of this store counts (see readPlan).
+func (s *Store) pendingDrop() *dropSet {
+	if !s.files.exists(planName) {
+		return nil
+	}
+	p, _, err := s.readPlan()
 	if p == nil || err != nil {
-		return nil, err
+		return nil
 	}
-	if id, err := s.journalIdentity(); err != nil || id != p.Journal {
-		return nil, nil // not this store's (see plan.Journal)
-	}
-	return p.Drop, nil
+	return p.Drop
 }
 
 // writeStaged writes one journal file: a hard link when it can, else a copy.

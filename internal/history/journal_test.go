@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // threeFiles records one conversation that edits a.txt, creates new.txt and
@@ -261,36 +259,42 @@ func markerSeqs(w *ws) map[int64]bool {
 	return out
 }
 
-// A plan written anywhere but in this store's journal folder (planted in a cloned
-// repository, or copied with the store) is never applied.
-func TestPlantedPlanIsNotApplied(t *testing.T) {
+// A plan this user did not sign for this store (planted in a cloned repository, or
+// copied from another store) is never applied: it is set aside, and the store stays
+// usable. A plan of this store copied with the workspace is completed in the copy.
+func TestPlantedPlanIsSetAsideAndACopiedOneCompleted(t *testing.T) {
 	w := newWS(t)
 	w.writeRaw("a.txt", "a\n")
 	w.edit(NewConversationID(), "a.txt", "b\n")
 	os.MkdirAll(filepath.Join(w.store.dir, journalDir), 0o700)
 	os.WriteFile(filepath.Join(w.store.dir, journalDir, "0"), []byte("#!/bin/sh\necho owned\n"), 0o755)
 	hook := w.abs(".git/hooks/pre-commit")
-	p, _ := json.Marshal(plan{What: "reject of edit 12345678", Journal: "1:2", Puts: []putOp{{Path: hook, New: journalDir + "/0", After: hashBytes([]byte("#!/bin/sh\necho owned\n"))}}})
-	os.WriteFile(filepath.Join(w.store.dir, planName), p, 0o600)
-	list, err := w.store.Review(context.Background(), Filter{})
-	if err != nil {
-		t.Fatal(err)
+	body, _ := json.Marshal(plan{What: "reject of edit 12345678", Puts: []putOp{{Path: ".git/hooks/pre-commit", New: journalDir + "/0", After: hashBytes([]byte("#!/bin/sh\necho owned\n"))}}})
+	for _, planted := range [][]byte{
+		body, // unsigned, as 0.2.0 wrote them
+		mustJSON(t, planFile{Store: "0123", Plan: body, Signature: "00"}),
+	} {
+		os.MkdirAll(filepath.Join(w.store.dir, journalDir), 0o700)
+		os.WriteFile(filepath.Join(w.store.dir, planName), planted, 0o600)
+		list, err := w.store.Review(context.Background(), Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(hook); err == nil {
+			t.Fatal("a planted plan wrote a file")
+		}
+		if len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "set aside "+filepath.Join(w.store.dir, planName)+" unapplied") {
+			t.Fatalf("warnings %q", list.Warnings)
+		}
+		if _, err := os.Stat(filepath.Join(w.store.dir, journalDir)); err == nil {
+			t.Fatal("the planted journal is still there")
+		}
 	}
-	if _, err := os.Stat(hook); err == nil {
-		t.Fatal("a planted plan wrote a file")
-	}
-	if len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], "was not written in this folder") {
-		t.Fatalf("warnings %q", list.Warnings)
-	}
-	if _, err := os.Stat(filepath.Join(w.store.dir, journalDir)); err == nil {
-		t.Fatal("the planted journal is still there")
+	if aside, _ := os.ReadDir(filepath.Join(w.store.dir, asideDir)); len(aside) != 2 {
+		t.Fatalf("aside/ holds %v", aside)
 	}
 
-	// The same for a real plan in a copy of the journal folder, where plans are bound
-	// to the folder's device and inode numbers (a build without them cannot tell).
-	if fi, _ := os.Stat(w.store.dir); !hasFileID(fi) {
-		return
-	}
+	// A real plan in a copy of the journal folder (new inode) is completed.
 	c := NewConversationID()
 	w.edit(c, "a.txt", "c\n")
 	w.prepared(Selection{Conversation: c}, Rejected)
@@ -300,11 +304,41 @@ func TestPlantedPlanIsNotApplied(t *testing.T) {
 		t.Fatal(err, string(out))
 	}
 	os.RemoveAll(j + ".orig")
-	w.edit(c, "a.txt", "d\n") // takes the lock
-	if got := w.statuses(); got != "pending pending pending" {
+	if notes := w.reviewWarnings(); len(notes) != 1 || notes[0] != "completed an interrupted reject of edit "+short(w.lastEntry().EditID) {
+		t.Fatalf("warnings %q", notes)
+	}
+	if got := w.statuses(); got != "pending rejected" {
 		t.Fatalf("statuses %s", got)
 	}
-	w.expect("a.txt", "d\n")
+	w.expect("a.txt", "b\n")
+	w.consistent()
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (w *ws) reviewWarnings() []string {
+	w.t.Helper()
+	list, err := w.store.Review(context.Background(), Filter{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return list.Warnings
+}
+
+func (w *ws) lastEntry() *Entry {
+	w.t.Helper()
+	list, err := w.store.List(Filter{})
+	if err != nil || len(list.Entries) == 0 {
+		w.t.Fatal(err)
+	}
+	return list.Entries[len(list.Entries)-1]
 }
 
 // The next agent edit after a killed reject first completes it, so the rebuild is
@@ -356,8 +390,3 @@ type checkedFiles struct {
 }
 
 func (f checkedFiles) Verify() error { return f.verify() }
-
-func hasFileID(fi os.FileInfo) bool {
-	_, _, ok := workspace.FileID(fi)
-	return ok
-}

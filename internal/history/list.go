@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -27,12 +28,22 @@ func (s *Store) List(f Filter) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return list(snap, f), nil
+	out := list(snap, f)
+	if err := s.Foreign(); err != nil {
+		out.Warnings = append([]string{err.Error()}, out.Warnings...)
+	}
+	return out, nil
 }
 
+// list lists the entries matching f, the invalid ones too, in recorded order.
 func list(snap *snapshot, f Filter) *Listing {
-	out := &Listing{Warnings: snap.warnings}
-	for _, e := range snap.entries {
+	out := &Listing{Warnings: append(append([]string(nil), snap.warnings...), snap.invalidNotes...)}
+	all := snap.entries
+	if len(snap.invalid) > 0 {
+		all = append(append([]*Entry(nil), snap.entries...), snap.invalid...)
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Seq < all[j].Seq })
+	}
+	for _, e := range all {
 		if f.Conversation != "" && e.ConversationID != f.Conversation {
 			continue
 		}
@@ -47,13 +58,13 @@ func list(snap *snapshot, f Filter) *Listing {
 	return out
 }
 
-// Resolve finds the entries an id names (see Lookup).
+// Resolve finds the entries an id names (see Lookup), invalid ones too.
 func (s *Store) Resolve(id string) ([]*Entry, error) {
 	snap, err := s.load()
 	if err != nil {
 		return nil, err
 	}
-	return Lookup(snap.entries, id)
+	return Lookup(list(snap, Filter{}).Entries, id)
 }
 
 // Diff is the unified diff of one entry; a move is shown as git shows a rename.

@@ -107,6 +107,9 @@ func (e *Entry) PartlyRejected() bool {
 // StatusText is the status as people read it: "partly rejected" for an edit of
 // which some blocks are rejected and others stay.
 func (e *Entry) StatusText() string {
+	if e.invalid != "" {
+		return "invalid"
+	}
 	if e.PartlyRejected() {
 		return "partly rejected"
 	}

@@ -503,15 +503,17 @@ func (t *transaction) checkpoint(c Commit, ch Change, path string) (*string, err
 	if h, err := t.store.heads.get(path); err != nil || h != nil {
 		return nil, err
 	}
-	base := checkpointName(c.Conversation, path)
+	base := t.store.checkpointName(c.Conversation, path)
 	known := t.store.known.touched
 	if known[base] {
 		return nil, nil
 	}
-	for _, ext := range []string{".chkpt", ".none"} {
-		if t.store.files.exists(base + ext) {
-			known[base] = true
-			return nil, nil
+	for _, name := range t.store.checkpointNames(c.Conversation, path) {
+		for _, ext := range []string{".chkpt", ".none"} {
+			if t.store.files.exists(name + ext) {
+				known[base] = true
+				return nil, nil
+			}
 		}
 	}
 	known[base] = true // forgotten again if the transaction rolls back
@@ -529,9 +531,26 @@ func (t *transaction) checkpoint(c Commit, ch Change, path string) (*string, err
 }
 
 // checkpointName is where conversation conv keeps path as it first found it, plus
-// ".chkpt" (its bytes) or ".none" (it did not exist).
-func checkpointName(conv, path string) string {
-	return "checkpoints/" + conv + "/" + pathKey(path)[:16] + "-" + safeName(filepath.Base(path))
+// ".chkpt" (its bytes) or ".none" (it did not exist). It is keyed by the path
+// relative to the workspace, so that a copy of the workspace finds it.
+func (s *Store) checkpointName(conv, path string) string {
+	return checkpointKey(conv, s.rel(path), path)
+}
+
+// checkpointNames are checkpointName, then the names mcpdiff 0.2.0 gave the same
+// checkpoint: keyed by the absolute path, in each folder the workspace was in.
+func (s *Store) checkpointNames(conv, path string) []string {
+	names := []string{s.checkpointName(conv, path), checkpointKey(conv, path, path)}
+	if earlier := s.earlier.Load(); earlier != nil {
+		for _, w := range *earlier {
+			names = append(names, checkpointKey(conv, filepath.Join(w, s.rel(path)), path))
+		}
+	}
+	return names
+}
+
+func checkpointKey(conv, key, path string) string {
+	return "checkpoints/" + conv + "/" + pathKey(key)[:16] + "-" + safeName(filepath.Base(path))
 }
 
 // linkCheckpoint makes the checkpoint name a second name of the file ch replaces,

@@ -129,6 +129,13 @@ func (st *step) existsAfter() bool {
 	return st.marker.HashAfter != nil
 }
 
+func (st *step) hashBefore() *string {
+	if st.entry != nil {
+		return st.entry.HashBefore
+	}
+	return st.marker.HashBefore
+}
+
 func (st *step) hashAfter() *string {
 	if st.entry != nil {
 		return st.entry.HashAfter
@@ -245,6 +252,9 @@ type replayer struct {
 	regions   []region
 	conflicts []Conflict
 	track     *origins // who wrote S's lines; nil unless asked for (hunks.go)
+	// knownEnd: R was replayed and checked against the last step's hash already (R
+	// is the same under any decisions).
+	knownEnd bool
 }
 
 // replay rebuilds one lineage under the decisions given by status. The replayer
@@ -264,7 +274,7 @@ func (p *replayer) run(l *lineage, snap *snapshot) error {
 		}
 	}
 	last := l.steps[len(l.steps)-1]
-	if p.R.exists {
+	if p.R.exists && !p.knownEnd {
 		if want := deref(last.hashAfter()); want != "" && hashBytes(p.R.content()) != want {
 			return fmt.Errorf("the recorded history of %s does not add up (its content after the last step does not match its hash); the store may be damaged", p.R.path)
 		}
@@ -286,7 +296,7 @@ func (p *replayer) start(l *lineage, snap *snapshot) error {
 			return err
 		}
 		p.R.exists = true
-		p.R.lines = udiff.SplitLines(content)
+		p.R.lines = append([]string(nil), p.store.checkpoints.lines(content)...)
 	}
 	p.S = p.R
 	p.S.lines = append([]string(nil), p.R.lines...)
@@ -315,20 +325,27 @@ func (s *Store) checkpointFor(st *step, snap *snapshot) ([]byte, error) {
 	}
 	if ref == nil {
 		// A cleanup that dropped the steps before this one wrote it.
-		if name := checkpointName(e.ConversationID, e.from()) + ".chkpt"; s.files.exists(name) {
-			ref = &name
+		for _, name := range s.checkpointNames(e.ConversationID, e.from()) {
+			if name += ".chkpt"; s.files.exists(name) {
+				ref = &name
+				break
+			}
 		}
 	}
 	if ref == nil {
 		return nil, fmt.Errorf("no checkpoint of %s for edit %s: the history cannot rebuild this file: %w", e.from(), short(e.EditID), errNoCheckpoint)
 	}
+	if b, ok := s.checkpoints.get(*ref, deref(e.HashBefore)); ok {
+		return b, nil
+	}
 	b, err := s.readStoreFile(*ref)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint of %s is missing: %w", e.from(), err)
+		return nil, fmt.Errorf("cannot read the checkpoint of %s: %w", e.from(), err)
 	}
 	if e.HashBefore != nil && hashBytes(b) != *e.HashBefore {
 		return nil, fmt.Errorf("checkpoint %s does not match the file before edit %s", *ref, short(e.EditID))
 	}
+	s.checkpoints.put(*ref, deref(e.HashBefore), b)
 	return b, nil
 }
 

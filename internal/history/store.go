@@ -7,6 +7,7 @@
 // Layout of the store:
 //
 //	FORMAT                          format version
+//	identity.json                   the store's id, signed with the user's key (trust.go)
 //	history.lock                    gofrs/flock lock taken by every writer
 //	logs/<conv>.log                 JSON Lines, one Entry per recorded change
 //	diffs/<conv>/<edit_id>.diff     unified diff of one change
@@ -14,8 +15,10 @@
 //	rebuilds.log, rebuilds/<seq>.diff  what accept/reject wrote to disk (see Marker)
 //	heads.log                       the last recorded state of each path (heads.go)
 //	journal/                        a decision being carried out (journal.go)
+//	aside/                          journals of plans this user did not sign, set aside
 //	tmp/                            temp files, swept when the store is first locked
 //	hooks/<tool call id>            a file just before a change made by Claude Code (before.go)
+//	gitignore-warned                .mcp/.gitignore could not be written, and that was said
 //
 // A decision (accept, reject, cleanup) is all or nothing: it is staged in journal/,
 // committed by writing journal/plan.json, and finished, or undone, by whichever
@@ -61,18 +64,25 @@ var ErrNoStore = errors.New("no edit history found")
 
 // Store is one workspace's edit history.
 type Store struct {
-	dir       string          // absolute path of .mcp/edit_history, for messages
-	files     storeFiles      // the store's folder, all IO goes through it
-	workspace *workspace.Root // the workspace the recorded files live in
-	mu        *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
-	maxFile   int64           // size limit when reading workspace files
-	sweepOnce sync.Once       // temp files of killed writers are removed on the first lock
-	heads     *heads
-	known     *knownFiles // what this process learnt about the store's files
-	notes     []string    // from recovering an interrupted decision, until taken
-	blocks    *blockCache // parsed diffs (replay.go)
-	hashes    *hashStates // SHA-256 states of big contents (hashes.go)
-	guard     WriteGuard  // asked before a decision writes users' files (restore.go)
+	dir         string          // absolute path of .mcp/edit_history, for messages
+	files       storeFiles      // the store's folder, all IO goes through it
+	workspace   *workspace.Root // the workspace the recorded files live in
+	mu          *sync.Mutex     // in-process half of the lock (a *Flock is not a mutex)
+	maxFile     int64           // size limit when reading workspace files
+	sweepOnce   sync.Once       // temp files of killed writers are removed on the first lock
+	heads       *heads
+	known       *knownFiles      // what this process learnt about the store's files
+	notes       []string         // from recovering an interrupted decision, until taken
+	blocks      *blockCache      // parsed diffs (replay.go)
+	checkpoints *checkpointCache // the last checkpoint checked (agree.go)
+	hashes      *hashStates      // SHA-256 states of big contents (hashes.go)
+	trust       *trust           // what identity.json says (trust.go)
+	// Folders the workspace was in before (from identity.json): paths recorded
+	// under them are read as the current workspace's (localize).
+	earlier *atomic.Pointer[[]string]
+	// Time spent on the store's own checks since the lock was taken (Outcome.Checks).
+	checking time.Duration
+	guard    WriteGuard // asked before a decision writes users' files (restore.go)
 }
 
 // knownFiles remembers facts about the store's own files that only ever become true
@@ -92,17 +102,29 @@ func newKnownFiles() *knownFiles {
 // store is shared per directory within a process, so caches stay right.
 func newStore(files storeFiles, root *workspace.Root) *Store {
 	mu, _ := processLocks.LoadOrStore(files.dir, &sync.Mutex{})
-	return &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles(), blocks: &blockCache{}, hashes: &hashStates{}}
+	s := &Store{dir: files.dir, files: files, workspace: root, mu: mu.(*sync.Mutex), maxFile: 64 << 20, heads: newHeads(files), known: newKnownFiles(),
+		blocks: &blockCache{}, checkpoints: &checkpointCache{}, hashes: &hashStates{}, trust: &trust{}, earlier: &atomic.Pointer[[]string]{}}
+	s.heads.localize = s.localize
+	return s
 }
 
 // processLocks gives every store directory one mutex per process, so goroutines
 // serialise before they contend for the flock.
 var processLocks sync.Map // dir → *sync.Mutex
 
-// Open opens (creating if needed) the store of the workspace folder root.
+// Open opens (creating if needed) the store of the workspace folder root, to record
+// into it: a store that is not this user's is refused (a *ForeignError), and nothing
+// is written into it.
 func Open(root *workspace.Root) (*Store, error) {
 	files, err := openFiles(root, true)
 	if err != nil {
+		return nil, err
+	}
+	s := newStore(files, root)
+	if err := s.claim(); err != nil {
+		return nil, err
+	}
+	if err := s.checkFolders(); err != nil {
 		return nil, err
 	}
 	for _, sub := range []string{"logs", "diffs", "checkpoints", "tmp"} {
@@ -115,11 +137,13 @@ func Open(root *workspace.Root) (*Store, error) {
 			return nil, err
 		}
 	}
-	return newStore(files, root), nil
+	s.ensureGitignore()
+	return s, nil
 }
 
 // OpenExisting opens the store of root only if it already exists (the CLI never
-// creates one).
+// creates one). A foreign store is opened too, to be listed (see Foreign): its
+// decisions and recordings are refused when they lock it.
 func OpenExisting(root *workspace.Root) (*Store, error) {
 	files, err := openFiles(root, false)
 	if err != nil {
@@ -194,7 +218,7 @@ func ownedByMe(fi fs.FileInfo) bool { return workspace.OwnedByMe(fi) }
 
 func checkFormat(files storeFiles) error {
 	dir := files.dir
-	b, err := files.root.ReadFile("FORMAT")
+	b, err := files.readFile("FORMAT")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -219,10 +243,23 @@ func checkFormat(files storeFiles) error {
 // Stale temp files of writers that crashed are removed while the lock is held.
 func (s *Store) lock(ctx context.Context) (func(), error) {
 	s.mu.Lock()
+	s.checking = 0
+	var id storeIdentity
+	err := s.timeCheck(func() (err error) {
+		id, err = s.signedIdentity()
+		return err
+	})
+	if err == nil {
+		err = s.checkFolders()
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
 	// flock opens the lock by path; make sure that path is no symlink to elsewhere.
 	if fi, err := s.files.root.Lstat("history.lock"); err == nil && !fi.Mode().IsRegular() {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%s/history.lock is %s, not a file; remove it", s.dir, fi.Mode().Type())
+		return nil, s.files.special("history.lock", fi.Mode())
 	}
 	fl := flock.New(filepath.Join(s.dir, "history.lock"), flock.SetPermissions(0o600))
 	ctx, cancel := context.WithTimeout(ctx, lockTimeout)
@@ -243,6 +280,11 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		s.files.spares.end()
 		s.mu.Unlock()
 	}
+	if err := s.noteWorkspace(id); err != nil {
+		unlock()
+		return nil, err
+	}
+	s.ensureGitignore()
 	// A decision a killed process left halfway is finished before anything else
 	// reads or writes the store.
 	if err := s.recover(); err != nil {

@@ -32,6 +32,9 @@ func (f storeFiles) abs(name string) string { return f.dir + "/" + name }
 // fail explains a failed operation on the store file name: the path at fault, the
 // cause without os.Root's own prefix, and what to do about it.
 func (f storeFiles) fail(op, name string, err error) error {
+	if errors.Is(err, errSpecial) {
+		return err // names the path and what it is already
+	}
 	cause := err
 	for {
 		var pe *fs.PathError
@@ -63,16 +66,94 @@ func (f storeFiles) fail(op, name string, err error) error {
 	return fmt.Errorf("cannot %s %s: %w%s", op, f.abs(name), cause, hint)
 }
 
+// errSpecial marks a store file that is a FIFO, device, socket or folder where a file
+// belongs: it is reported, never opened in a way that could block.
+var errSpecial = errors.New("not a regular file")
+
+// specialError is an errSpecial that says which file and what it is.
+type specialError struct{ msg string }
+
+func (e *specialError) Error() string        { return e.msg }
+func (e *specialError) Is(target error) bool { return target == errSpecial }
+
+// openFile opens the store file name, which must be a regular file: anything else is
+// refused without blocking (a FIFO opened for reading waits for a writer, one opened
+// for writing for a reader, and opening some devices has side effects). A file only
+// read is looked at before it is opened.
+func (f storeFiles) openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		fi, err := f.root.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, f.special(name, fi.Mode())
+		}
+	}
+	file, err := f.root.OpenFile(name, flag|syscall.O_NONBLOCK|syscall.O_NOCTTY, perm)
+	if errors.Is(err, syscall.ENXIO) { // a FIFO opened for writing, with no reader
+		return nil, f.special(name, fs.ModeNamedPipe)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := file.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = f.special(name, fi.Mode())
+	}
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return file, nil
+}
+
+// special is the error for a store file that is not a regular file.
+func (f storeFiles) special(name string, mode fs.FileMode) error {
+	return f.notA(name, mode, "a file")
+}
+
+// notA is the error for a store file or folder that is not want ("a file", "a folder").
+func (f storeFiles) notA(name string, mode fs.FileMode, want string) error {
+	what := "a special file"
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeDevice != 0:
+		what = "a device"
+	case mode.IsDir():
+		what = "a folder"
+	case mode.IsRegular():
+		what = "a file"
+	}
+	return &specialError{fmt.Sprintf("%s is %s where the edit history expects %s; remove it", f.abs(name), what, want)}
+}
+
+// readFile reads the store file name whole.
 func (f storeFiles) readFile(name string) ([]byte, error) {
-	b, err := f.root.ReadFile(name)
+	file, err := f.openFile(name, os.O_RDONLY, 0)
+	if errors.Is(err, errSpecial) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, f.fail("read", name, err)
+	}
+	defer file.Close()
+	b, err := io.ReadAll(file)
 	if err != nil {
 		return nil, f.fail("read", name, err)
 	}
 	return b, nil
 }
 
-// readDir lists a folder of the store; a missing folder is empty.
+// readDir lists a folder of the store; a missing folder is empty. Something else in
+// its place is refused without being opened.
 func (f storeFiles) readDir(name string) ([]fs.DirEntry, error) {
+	if fi, err := f.root.Stat(name); err == nil && !fi.IsDir() {
+		return nil, f.notA(name, fi.Mode(), "a folder")
+	}
 	names, err := fs.ReadDir(f.root.FS(), name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -85,6 +166,12 @@ func (f storeFiles) readDir(name string) ([]fs.DirEntry, error) {
 
 func (f storeFiles) exists(name string) bool {
 	_, err := f.root.Stat(name)
+	return err == nil
+}
+
+// present reports whether something has the name, whatever it is or points to.
+func (f storeFiles) present(name string) bool {
+	_, err := f.root.Lstat(name)
 	return err == nil
 }
 
@@ -113,7 +200,7 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 	if f.spares.take(name, false) {
 		flags = os.O_WRONLY | os.O_TRUNC
 	}
-	file, err := f.root.OpenFile(name, flags, 0o600)
+	file, err := f.openFile(name, flags, 0o600)
 	if errors.Is(err, fs.ErrNotExist) && !mkdir { // its folder was removed by a cleanup elsewhere
 		return f.writeNew(name, data, true)
 	}
@@ -133,10 +220,10 @@ func (f storeFiles) writeNew(name string, data []byte, mkdir bool) error {
 
 // writeFile writes name in place (creating it and its folder, or truncating it).
 func (f storeFiles) writeFile(name string, data []byte) error {
-	file, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	file, err := f.openFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = f.mkdirs(name); err == nil {
-			file, err = f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			file, err = f.openFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		}
 	}
 	if err != nil {
@@ -170,12 +257,32 @@ func (f storeFiles) writeAtomic(name string, data []byte) error {
 	return nil
 }
 
+// writeNoReplace writes name through a temp file that is linked into place: a name
+// that exists already (another process wrote it first) is left as it is, and the
+// error is fs.ErrExist.
+func (f storeFiles) writeNoReplace(name string, data []byte) error {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	tmp := "tmp/w-" + hex.EncodeToString(b[:])
+	if err := f.writeNew(tmp, data, false); err != nil {
+		return err
+	}
+	defer f.root.Remove(tmp)
+	if err := f.root.Link(tmp, name); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fs.ErrExist
+		}
+		return f.fail("write", name, err)
+	}
+	return nil
+}
+
 // truncate cuts name back to size, removing it when size is 0.
 func (f storeFiles) truncate(name string, size int64) error {
 	if size == 0 {
 		return f.root.Remove(name)
 	}
-	file, err := f.root.OpenFile(name, os.O_WRONLY, 0)
+	file, err := f.openFile(name, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -228,7 +335,7 @@ func parseLog(data string) []logLine {
 }
 
 func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
-	file, err := f.root.Open(name)
+	file, err := f.openFile(name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -261,7 +368,7 @@ func (f storeFiles) readMarkers(name string) ([]*Marker, []string, error) {
 // torn line a killed writer may have left. It returns the file's previous size so a
 // failed commit can truncate back to it. Called with the lock held.
 func (f storeFiles) appendRaw(name string, line []byte) (prevSize int64, err error) {
-	file, err := f.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	file, err := f.openFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, f.fail("open", name, err)
 	}
@@ -309,7 +416,7 @@ func cutTornLine(f *os.File, size int64) (int64, error) {
 
 // lastEntry returns the last complete entry of a conversation log, or nil.
 func (f storeFiles) lastEntry(name string) (*Entry, error) {
-	file, err := f.root.Open(name)
+	file, err := f.openFile(name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -374,7 +481,7 @@ func (f storeFiles) linkCopy(src string) (string, error) {
 
 // repairTail cuts a torn last line off the store file name and returns its size.
 func (f storeFiles) repairTail(name string) (int64, error) {
-	file, err := f.root.OpenFile(name, os.O_RDWR, 0)
+	file, err := f.openFile(name, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -402,7 +509,7 @@ func (f storeFiles) writeAt(name string, offset int64, data []byte) error {
 	if err := f.mkdirs(name); err != nil {
 		return err
 	}
-	file, err := f.root.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
+	file, err := f.openFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return f.fail("open", name, err)
 	}
@@ -419,7 +526,7 @@ func (f storeFiles) writeAt(name string, offset int64, data []byte) error {
 
 // cutBack truncates the store file name to size (if it exists).
 func (f storeFiles) cutBack(name string, size int64) error {
-	file, err := f.root.OpenFile(name, os.O_WRONLY, 0)
+	file, err := f.openFile(name, os.O_WRONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -45,7 +45,9 @@ type Suite struct {
 // $MCPDIFF_BIN, else built into a temp folder as s.Build says. Every process the
 // suite starts inherits GORACE (use Env for a hand-made environment): a -race binary
 // exits at once (no atexit sleep) and writes its reports to a folder that Main reads
-// after the tests; any report fails the suite, printed in full.
+// after the tests; any report fails the suite, printed in full. They also inherit an
+// XDG_STATE_HOME of the suite's own, so the stores they and the tests make are
+// signed with a key of the suite's (see ShareKey), never the user's.
 func Main(m *testing.M, s Suite) {
 	os.Exit(run(m, s))
 }
@@ -66,6 +68,7 @@ func run(m *testing.M, s Suite) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	os.Setenv("GORACE", goraceValue())
 	Binary = os.Getenv("MCPDIFF_BIN")
 	if Binary == "" {

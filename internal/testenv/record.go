@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv/changetx"
+	"github.com/mcpdiff/mcpdiff/internal/userkey"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -83,4 +84,40 @@ func Entries(tb testing.TB, dir string) []*history.Entry {
 		tb.Fatalf("list the edit history of %s: %v", dir, err)
 	}
 	return l.Entries
+}
+
+// ShareKey gives the programs that run with home as their home (HomeVars) the key
+// this test process signs stores with, so that the stores the test makes in process
+// (CreateStore, WriteStore) are theirs too.
+func ShareKey(tb testing.TB, home string) {
+	tb.Helper()
+	if _, err := userkey.Load(true); err != nil {
+		tb.Fatal(err)
+	}
+	data, err := os.ReadFile(userkey.Path())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := filepath.Join(home, ".local", "state", "mcpdiff")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(userkey.Path())), data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Adopt signs the edit history of the workspace dir, written by hand, with this
+// test process's key, as `mcpdiff adopt --yes` does.
+func Adopt(dir string) error {
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	store, err := history.OpenExisting(root)
+	if err != nil {
+		return err
+	}
+	return store.Adopt()
 }

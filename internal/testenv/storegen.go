@@ -22,7 +22,8 @@ const (
 
 // WriteStore makes ws/.mcp/edit_history with convs conversations of perConv edits each,
 // spread over files file000.go... of ws, each edit changing one line. Every tenth
-// edit is pending, the rest accepted. It returns the conversation ids in order.
+// edit is pending, the rest accepted. The store is signed with this test process's
+// key (Adopt). It returns the conversation ids in order.
 func WriteStore(ws string, convs, perConv int) ([]string, error) {
 	store := filepath.Join(ws, filepath.FromSlash(history.Dir))
 	for _, d := range []string{"logs", "diffs", "checkpoints", "tmp"} {
@@ -101,7 +102,7 @@ func WriteStore(ws string, convs, perConv int) ([]string, error) {
 			return nil, err
 		}
 	}
-	return ids, nil
+	return ids, Adopt(ws)
 }
 
 // SHA256 is the hex SHA-256 of s, as the history writes hashes.

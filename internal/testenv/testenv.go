@@ -21,12 +21,22 @@ package testenv
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 )
+
+// The stores tests make are signed with a key in $XDG_STATE_HOME/mcpdiff: in a test
+// process it is a folder of the tests' own (Main gives each suite a fresh one), never
+// the user's.
+func init() {
+	if testing.Testing() {
+		os.Setenv("XDG_STATE_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("mcpdiff-test-state-%d", os.Getuid())))
+	}
+}
 
 // WaitLimit bounds every wait; reaching it is a failure, never a pace.
 const WaitLimit = 20 * time.Second

@@ -61,7 +61,8 @@ type lister struct {
 }
 
 // onlyHoldsHistory reports whether d is a .mcp folder holding nothing but the
-// history store: listing it would show an empty folder the agent did not make.
+// history store (and the .gitignore the store writes beside it): listing it would
+// show a folder the agent did not make.
 func (l *lister) onlyHoldsHistory(rel string, d fs.DirEntry) bool {
 	if !d.IsDir() || filepath.Base(rel) != ".mcp" {
 		return false
@@ -71,7 +72,7 @@ func (l *lister) onlyHoldsHistory(rel string, d fs.DirEntry) bool {
 		return false
 	}
 	for _, c := range children {
-		if !inHistoryStore(filepath.Join(rel, c.Name())) {
+		if !inHistoryStore(filepath.Join(rel, c.Name())) && c.Name() != ".gitignore" {
 			return false
 		}
 	}

@@ -96,6 +96,7 @@ func newSession(t *testing.T, nvimBin string) *session {
 		t.Fatal(err)
 	}
 	s.ws = ws
+	testenv.ShareKey(t, s.home) // the stores tests write in process are Neovim's user's too
 	env := testenv.Env(append(testenv.HomeVars(s.home),
 		"CLAUDE_CONFIG_DIR="+s.config, "TERM=xterm-256color")...)
 	s.v = testenv.EmbedNeovim(t, nvimBin, s.ws, env, "-u", "NONE")

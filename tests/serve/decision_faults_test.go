@@ -6,7 +6,12 @@ package serve
 // at every file system call it makes and at random instants, and disk-full errors
 // at every write. After each, the next command must find the files and the history
 // agreeing, with the decision fully done or fully undone, and both the same and the
-// opposite decision must then give the exact expected bytes.
+// opposite decision must then give the exact expected bytes. After each kill at a
+// step that leaves a committed decision to complete, the workspace is copied with
+// `cp -a` (its journal folder then has another device and inode, and its path is
+// another): the same must hold in the copy, while the original stays untouched and
+// its own next command finds the decision done or undone. At every point no log line
+// names a diff, rebuild or checkpoint that is missing.
 //
 // Kills and errors are injected with strace (`-e inject=SYSCALL:signal=SIGKILL:when=N`),
 // which counts calls per thread; the history commands run on one thread, so the
@@ -198,7 +203,13 @@ func faultCases(t *testing.T, base string, n int) []*faultCase {
 // no file that differs from its history.
 func (c *faultCase) state(t *testing.T) string {
 	t.Helper()
-	out, errOut, code := cliSplit(t, c.dir, "status", "--json")
+	return c.stateIn(t, c.dir)
+}
+
+// stateIn is state of the workspace dir (the case's, or a copy of it).
+func (c *faultCase) stateIn(t *testing.T, dir string) string {
+	t.Helper()
+	out, errOut, code := cliSplit(t, dir, "status", "--json")
 	if code != 0 || strings.Contains(errOut, "changed outside mcpdiff") || strings.Contains(errOut, "cannot be completed") {
 		t.Fatalf("%s: status after the fault: exit %d\n%s", c.name, code, errOut)
 	}
@@ -214,11 +225,11 @@ func (c *faultCase) state(t *testing.T) string {
 		fmt.Fprintf(&b, "%s %s\n", e["edit_id"], e["status"])
 	}
 	var files []string
-	filepath.WalkDir(c.dir, func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel, _ := filepath.Rel(c.dir, path)
+		rel, _ := filepath.Rel(dir, path)
 		if rel == ".mcp" {
 			return filepath.SkipDir
 		}
@@ -231,11 +242,45 @@ func (c *faultCase) state(t *testing.T) string {
 	})
 	sort.Strings(files)
 	b.WriteString(strings.Join(files, "\n"))
-	if _, err := os.Stat(filepath.Join(c.dir, history.Dir, "journal")); err == nil {
-		names, _ := os.ReadDir(filepath.Join(c.dir, history.Dir, "journal"))
+	if _, err := os.Stat(filepath.Join(dir, history.Dir, "journal")); err == nil {
+		names, _ := os.ReadDir(filepath.Join(dir, history.Dir, "journal"))
 		t.Fatalf("%s: the journal is left after the next command: %v", c.name, names)
 	}
+	noDanglingReferences(t, c.name+" after the next command", dir)
 	return b.String()
+}
+
+// noDanglingReferences checks that every diff, rebuild and checkpoint a line of the
+// store names is there. It reads the store's files as they are, whatever state a
+// kill left them in (a torn last line is not an entry).
+func noDanglingReferences(t *testing.T, label, dir string) {
+	t.Helper()
+	store := filepath.Join(dir, history.Dir)
+	check := func(file string, line []byte) {
+		var refs struct {
+			Diff       *string `json:"diff_file"`
+			Checkpoint *string `json:"checkpoint_file"`
+		}
+		if json.Unmarshal(line, &refs) != nil {
+			return
+		}
+		for _, ref := range []*string{refs.Diff, refs.Checkpoint} {
+			if ref == nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(store, filepath.FromSlash(*ref))); err != nil {
+				t.Fatalf("%s: %s names %s, which is missing", label, file, *ref)
+			}
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(store, "logs", "*.log"))
+	for _, f := range append(logs, filepath.Join(store, "rebuilds.log")) {
+		data, _ := os.ReadFile(f)
+		lines := strings.Split(string(data), "\n")
+		for _, line := range lines[:len(lines)-1] { // the part after the last newline is torn
+			check(filepath.Base(f), []byte(line))
+		}
+	}
 }
 
 func (c *faultCase) restore(t *testing.T) {
@@ -251,8 +296,14 @@ func (c *faultCase) restore(t *testing.T) {
 // opposite one, give exactly what they give without a fault.
 func (c *faultCase) verify(t *testing.T, label string) (found string) {
 	t.Helper()
+	return c.verifyIn(t, c.dir, label)
+}
+
+// verifyIn is verify in the workspace dir (the case's, or a copy of it).
+func (c *faultCase) verifyIn(t *testing.T, dir, label string) (found string) {
+	t.Helper()
 	recovered := c.recovered
-	switch got := c.state(t); got {
+	switch got := c.stateIn(t, dir); got {
 	case c.before:
 		found = "before"
 	case c.after:
@@ -263,16 +314,16 @@ func (c *faultCase) verify(t *testing.T, label string) (found string) {
 	default:
 		t.Fatalf("%s %s: the workspace is neither before nor after the decision:\n%s\n--- before:\n%s\n--- after:\n%s", c.name, label, got, c.before, c.after)
 	}
-	if out, code := cli(t, c.dir, c.decision...); code != 0 {
+	if out, code := cli(t, dir, c.decision...); code != 0 {
 		t.Fatalf("%s %s: the decision again: exit %d %s", c.name, label, code, out)
 	}
-	if got := c.state(t); got != c.after {
+	if got := c.stateIn(t, dir); got != c.after {
 		t.Fatalf("%s %s: after deciding again:\n%s\nwant:\n%s", c.name, label, got, c.after)
 	}
-	if out, code := cli(t, c.dir, c.undo...); code != 0 {
+	if out, code := cli(t, dir, c.undo...); code != 0 {
 		t.Fatalf("%s %s: the opposite decision: exit %d %s", c.name, label, code, out)
 	}
-	if got := c.state(t); got != c.opposite {
+	if got := c.stateIn(t, dir); got != c.opposite {
 		t.Fatalf("%s %s: after the opposite decision:\n%s\nwant:\n%s", c.name, label, got, c.opposite)
 	}
 	return found
@@ -312,16 +363,6 @@ func copyTree(t *testing.T, from, to string) {
 // file, fchmodat2, is unknown to strace 6: a kill before it is the same as one
 // before the next staged file's write, as far as the decision goes.)
 var changingCalls = []string{"write", "pwrite64", "renameat", "renameat2", "linkat", "unlinkat", "ftruncate", "mkdirat", "fsync", "fdatasync"}
-
-func requireStrace(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("strace"); err != nil {
-		t.Skip("strace is not installed (.ci/run installs it)")
-	}
-	if out, err := exec.Command("strace", "-f", "-o", "/dev/null", "true").CombinedOutput(); err != nil {
-		t.Skipf("strace cannot trace here: %v %s", err, out)
-	}
-}
 
 // strace runs the CLI in dir under strace with opts; it returns the exit code and
 // stderr.
@@ -392,14 +433,67 @@ func (c *faultCase) killAtEveryStep(t *testing.T) {
 		if code != 128+int(syscall.SIGKILL) {
 			t.Fatalf("%s: %s did not happen: exit %d %s", c.name, label, code, errOut)
 		}
+		noDanglingReferences(t, c.name+" "+label, c.dir)
+	}, func(t *testing.T, label string) {
+		// A kill before the commit, or after the plan was removed, leaves nothing to
+		// complete: a copy would only test a decision in a copied workspace.
+		if _, err := os.Stat(filepath.Join(c.dir, history.Dir, "journal", "plan.json")); err == nil {
+			c.inACopy(t, label)
+		} else {
+			c.verify(t, label)
+		}
 	})
 	t.Logf("%s: killed at each of its %d steps (%v); %d times the next command completed the decision", c.name, kills, c.stepsOf, c.recovered)
 }
 
+// inACopy copies the workspace a decision was killed in with `cp -a` (new inodes, a
+// new path), and verifies the copy as verify does: its next command completes or
+// undoes the decision there, and the decision and its opposite then work. Nothing
+// done in the copy touches the original, whose own next command then finds the
+// decision done or undone.
+func (c *faultCase) inACopy(t *testing.T, label string) {
+	t.Helper()
+	copied := c.dir + ".copy"
+	if out, err := exec.Command("cp", "-a", c.dir, copied).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	defer os.RemoveAll(copied)
+	original := treeOf(t, c.dir)
+	c.verifyIn(t, copied, label+", in a copy of the workspace")
+	if treeOf(t, c.dir) != original {
+		t.Fatalf("%s %s: commands run in a copy of the workspace changed the original", c.name, label)
+	}
+	if got := c.state(t); got != c.before && got != c.after {
+		t.Fatalf("%s %s: the original workspace is neither before nor after the decision:\n%s", c.name, label, got)
+	}
+}
+
+// treeOf is every file under dir, the store's included, with its mode and bytes.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		fmt.Fprintf(&b, "%s %v %x\n", path, info.Mode(), crc32.ChecksumIEEE(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // injectAtEachStep runs the decision once for each call of calls it makes, with
 // strace injecting inject into that one, checks what the CLI did, then the
-// workspace. It returns how many runs it made.
-func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string, check func(label string, code int, errOut string)) int {
+// workspace with verify. It returns how many runs it made.
+func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string, check func(label string, code int, errOut string), verify func(t *testing.T, label string)) int {
 	t.Helper()
 	c.countSteps(t)
 	runs := 0
@@ -409,7 +503,7 @@ func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string
 			code, errOut := straceCLI(t, c.dir, []string{"-o", "/dev/null", "-e", "trace=" + call, "-e", fmt.Sprintf("inject=%s:%s:when=%d", call, inject, n)}, c.decision...)
 			label := fmt.Sprintf("%s at %s #%d", inject, call, n)
 			check(label, code, errOut)
-			c.verify(t, label)
+			verify(t, label)
 			runs++
 		}
 	}
@@ -515,7 +609,7 @@ func (c *faultCase) diskFullAtEveryWrite(t *testing.T) {
 		default:
 			t.Fatalf("%s %s: exit %d %s", c.name, label, code, errOut)
 		}
-	})
+	}, func(t *testing.T, label string) { c.verify(t, label) })
 	t.Logf("%s: %d of its writes failed in turn; %d of those failed the decision, which changed nothing", c.name, runs, failed)
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +157,15 @@ func numberedLines(n int, edit map[int]string) string {
 		}
 	}
 	return b.String()
+}
+
+// requireStrace skips a test that needs strace where it is missing or cannot trace.
+func requireStrace(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("strace"); err != nil {
+		t.Skip("strace is not installed (.ci/run installs it)")
+	}
+	if out, err := exec.Command("strace", "-f", "-o", "/dev/null", "true").CombinedOutput(); err != nil {
+		t.Skipf("strace cannot trace here: %v %s", err, out)
+	}
 }

@@ -53,11 +53,13 @@ func (w *ws) expect(b *testing.B, rel string, lines []string, after string) {
 	}
 }
 
-func (w *ws) decide(b *testing.B, id string, to history.Status) {
+func (w *ws) decide(b *testing.B, id string, to history.Status) *history.Outcome {
 	b.Helper()
-	if _, err := w.store.Decide(context.Background(), history.Selection{IDs: []string{id}}, to, false); err != nil {
+	out, err := w.store.Decide(context.Background(), history.Selection{IDs: []string{id}}, to, false)
+	if err != nil {
 		b.Fatalf("%s %s: %v", to, id, err)
 	}
+	return out
 }
 
 // cli runs the mcpdiff binary on the workspace, checks it succeeded, and returns how
@@ -125,16 +127,20 @@ func BenchmarkReject(b *testing.B) {
 	withoutK[at[k]] = codeLine(at[k])
 
 	b.Run("in-process", func(b *testing.B) {
-		var reject, accept []time.Duration
+		var reject, accept, checks []time.Duration
 		for range inProcessReps * b.N {
-			reject = append(reject, timed(func() { w.decide(b, ids[k], history.Rejected) }))
+			var out *history.Outcome
+			reject = append(reject, timed(func() { out = w.decide(b, ids[k], history.Rejected) }))
+			checks = append(checks, out.Checks)
 			w.expect(b, "big.go", withoutK, "the reject")
-			accept = append(accept, timed(func() { w.decide(b, ids[k], history.Accepted) }))
+			accept = append(accept, timed(func() { out = w.decide(b, ids[k], history.Accepted) }))
+			checks = append(checks, out.Checks)
 			w.expect(b, "big.go", lines, "accepting it again")
 		}
 		report(b, reject)
 		record("reject 1 of 1,000 edits on a 10,000-line file (Store.Decide)", reject, 100*time.Millisecond)
 		record("accept it again, rebuilding the file (Store.Decide)", accept, 0)
+		record("of each of those, the store's own checks (signatures; the file's history agreeing with itself)", checks, time.Millisecond)
 	})
 	b.Run("cli", func(b *testing.B) {
 		var reject, accept []time.Duration

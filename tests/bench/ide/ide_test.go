@@ -42,6 +42,7 @@ func startEditor(b *testing.B, layout string) *editor {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		b.Fatal(err)
 	}
+	testenv.ShareKey(b, home) // the stores the benchmarks write in process are Neovim's user's too
 	v := testenv.EmbedNeovim(b, nvimBin, ws, isolatedEnv(home), "-u", "NONE")
 	b.Cleanup(func() { v.Close() })
 	e := &editor{v: v, ws: ws, opened: make(chan struct{}, 16), flushed: make(chan time.Time, 16)}
