@@ -139,6 +139,11 @@ func (s *Store) claim() error {
 		return s.Foreign()
 	}
 	if !s.fresh() {
+		// A process that makes a store signs it before it writes anything else into
+		// it, so one that did so since the look above has left its identity.
+		if s.files.exists(identityName) {
+			return s.Foreign()
+		}
 		return s.foreign(reasonUnsigned)
 	}
 	return s.sign(false)

@@ -131,10 +131,11 @@ func LookPath(name, path string) (string, error) {
 	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
-// Env is an environment of exactly kv plus PATH and GORACE, for processes that must
-// not see the user's settings.
+// Env is an environment of exactly kv plus PATH, GORACE and the suite's
+// XDG_STATE_HOME (its key, see Main), for processes that must not see the user's
+// settings. A later entry of kv wins.
 func Env(kv ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH")}
+	env := []string{"PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + os.Getenv("XDG_STATE_HOME")}
 	if raceLogs != "" {
 		env = append(env, "GORACE="+goraceValue())
 	}

@@ -318,7 +318,7 @@ func TestPlantedVersionControlWritesAreRefused(t *testing.T) {
 			}
 			// The way out: cleanup drops the conversation (nothing of it is pending
 			// that could be decided).
-			if _, errOut, code := r.run("cleanup"); code != 0 {
+			if _, errOut, code := r.run("cleanup", "--yes"); code != 0 {
 				t.Fatalf("cleanup: %s", errOut)
 			}
 			if out, _, _ := r.run("status"); strings.Contains(out, id) {
