@@ -1,6 +1,8 @@
 // Package reviewlist builds the rows of Neovim's review list (:McpDiffStatus): the
 // history's conversations, each followed by its edits with time, status, operation,
-// tool, lines added and removed, and file. The rows are formatted here, in Go, and
+// tool, lines added and removed, and file. Conversations with pending edits come
+// first, then the others, each group newest (latest edit) first: what is left to
+// review is at the top however long the history grows. The rows are formatted here, in Go, and
 // handed to Lua as plain string columns: Neovim then only sets the lines, which keeps
 // a 10,000-entry list within a few milliseconds of Lua time.
 package reviewlist
@@ -30,6 +32,7 @@ type List struct {
 	Status    []string `json:"status" msgpack:"status"` // the edit's status as shown
 	Warnings  []string `json:"warnings" msgpack:"warnings"`
 	Error     string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
+	Pending   []bool   `json:"pending" msgpack:"pending"`       // the edit is pending (a conversation: one of its edits)
 }
 
 // NoHistory is the list of a folder with no store in it or above it: not an error to
@@ -42,7 +45,7 @@ func NoHistory(dir string) *List {
 // empty is a list without rows, saying why.
 func empty(why string) *List {
 	return &List{Lines: []string{}, Edit: []string{}, Conv: []string{}, File: []string{}, Source: []string{},
-		Status: []string{}, Warnings: []string{}, Error: why}
+		Status: []string{}, Pending: []bool{}, Warnings: []string{}, Error: why}
 }
 
 // statusOrder is the order of a conversation's counts.
@@ -60,6 +63,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	n := len(listing.Entries) + 64
 	l.Lines, l.Edit, l.Conv = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.File, l.Source, l.Status = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	l.Pending = make([]bool, 0, n)
 	l.Workspace = store.Workspace()
 	for _, d := range listing.Drifts {
 		l.Warnings = append(l.Warnings, termsafe.Escape(store.DriftWarning(d)))
@@ -84,7 +88,17 @@ func Build(store *history.Store, cwd string) (*List, error) {
 			return a.ToolCallIndex < b.ToolCallIndex
 		})
 	}
-	sort.SliceStable(order, func(i, j int) bool { return convs[order[i]][0].Timestamp < convs[order[j]][0].Timestamp })
+	pending := map[string]bool{}
+	for _, e := range listing.Entries {
+		pending[e.ConversationID] = pending[e.ConversationID] || e.Status == history.Pending
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if pending[a] != pending[b] {
+			return pending[a]
+		}
+		return last(convs[a]).Seq > last(convs[b]).Seq
+	})
 	rel := func(p string) string {
 		if r, ok := strings.CutPrefix(p, cwd+string(filepath.Separator)); ok && cwd != "" {
 			return r
@@ -93,7 +107,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	}
 	line := make([]byte, 0, 160)
 	for _, c := range order {
-		l.add(fmt.Sprintf("Conversation %s (%d)  %s", c, len(convs[c]), summary(convs[c])), "", c, "", "", "")
+		l.add(fmt.Sprintf("Conversation %s (%d)  %s", c, len(convs[c]), summary(convs[c])), "", c, "", "", "", pending[c])
 		for _, e := range convs[c] {
 			added, removed, _ := store.Counts(e)
 			path, source := rel(e.FilePath), ""
@@ -122,21 +136,25 @@ func Build(store *history.Store, cwd string) (*List, error) {
 			}
 			line = append(line, "  "...)
 			line = append(line, path...)
-			l.add(string(line), e.EditID, c, e.FilePath, source, status)
+			l.add(string(line), e.EditID, c, e.FilePath, source, status, e.Status == history.Pending)
 		}
 	}
 	return l, nil
 }
 
+// last is the latest of a conversation's edits (sorted by seq).
+func last(entries []*history.Entry) *history.Entry { return entries[len(entries)-1] }
+
 // add appends a row; its line is shown as it is, so the names in it are escaped (a
 // buffer line cannot hold a newline, and a name must not forge a row).
-func (l *List) add(line, edit, conv, file, source, status string) {
+func (l *List) add(line, edit, conv, file, source, status string, pending bool) {
 	l.Lines = append(l.Lines, termsafe.Escape(line))
 	l.Edit = append(l.Edit, edit)
 	l.Conv = append(l.Conv, conv)
 	l.File = append(l.File, file)
 	l.Source = append(l.Source, source)
 	l.Status = append(l.Status, status)
+	l.Pending = append(l.Pending, pending)
 }
 
 // summary counts a conversation's edits per status, pending first.
