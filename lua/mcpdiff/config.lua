@@ -136,7 +136,7 @@ M.options = {
     "terminal.diff_size",
     0.2,
     { positive_number_or_false, "a positive number or false" },
-    "Its size (as size) while a proposal is shown beside it, so that the diff gets the room; false: it keeps its size.",
+    "Its size, like size, while a proposal is shown in its tab, so that the diff gets the room (|mcpdiff-claude|); false keeps it as it is.",
   },
   { "terminal.env", {}, { "table" }, "Extra environment variables for the terminal job." },
   {
