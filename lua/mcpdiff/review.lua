@@ -216,7 +216,7 @@ local function render()
     end
   end
   -- Once the rows are in, a list just opened starts on the first pending edit; a
-  -- cursor whose row went (hidden, or decided away) goes there too.
+  -- cursor whose row went (hidden, or cleaned up) goes there too.
   local has_rows = l and #l.lines > 0
   for _, w in ipairs(windows) do
     local key = keep[w]
