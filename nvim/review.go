@@ -386,20 +386,33 @@ func (r *reviewer) saved(path string, size, sec, nsec int64) {
 func luaHunks(hs []history.Hunk) []map[string]any {
 	out := make([]map[string]any, 0, len(hs))
 	for _, h := range hs {
-		old := make([]string, len(h.Old))
-		for i, l := range h.Old {
-			old[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		}
-		m := map[string]any{
-			"edit_id": h.EditID, "conversation_id": h.ConversationID, "title": h.Title, "tool": h.ToolName, "time": h.Timestamp,
-			"block": h.Block + 1, "start_line": h.Start, "end_line": h.End, "kind": h.Kind, "old_lines": old,
-		}
+		m := luaChange(h)
+		m["start_line"], m["end_line"] = h.Start, h.End
 		if h.Kind == history.KindDelete {
 			m["after_line"] = h.Removed
+		}
+		if len(h.Beneath) > 0 {
+			beneath := make([]map[string]any, len(h.Beneath))
+			for i, b := range h.Beneath {
+				beneath[i] = luaChange(b)
+			}
+			m["beneath"] = beneath
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// luaChange is what Lua gets of a hunk wherever it lies: its edit and what it did.
+func luaChange(h history.Hunk) map[string]any {
+	old := make([]string, len(h.Old))
+	for i, l := range h.Old {
+		old[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+	}
+	return map[string]any{
+		"edit_id": h.EditID, "conversation_id": h.ConversationID, "title": h.Title, "tool": h.ToolName, "time": h.Timestamp,
+		"block": h.Block + 1, "kind": h.Kind, "old_lines": old,
+	}
 }
 
 // workspaceOf is the workspace folder of a store folder.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,6 +28,11 @@ type Hunk struct {
 	Removed    int      // for a deletion: the line after which the lines were removed (0 = top)
 	Kind       string   // "add", "change" or "delete"
 	Old        []string // the lines the block replaced, with their line endings
+	// Beneath are the pending blocks whose lines this one replaced or removed (and
+	// theirs, through any decided block between), oldest first: changes still
+	// pending under this one's lines, which show nowhere else. They lie where this
+	// hunk is: their Start, End and Removed are not set.
+	Beneath []Hunk
 }
 
 // Hunk kinds.
@@ -44,6 +50,8 @@ type lineOrigin struct {
 	entry *Entry
 	block int
 	b     *udiff.Block
+	// replaced are the blocks that wrote the lines this block replaced or removed.
+	replaced []*lineOrigin
 }
 
 // origin is what block i of st writes: nil for a rebuild marker.
@@ -82,6 +90,13 @@ func (o *origins) splice(at, del, ins int, from *lineOrigin) {
 	written := make([]*lineOrigin, ins)
 	for i := range written {
 		written[i] = from
+	}
+	if from != nil {
+		for _, gone := range o.lines[at : at+del] {
+			if gone != nil && gone != from && !slices.Contains(from.replaced, gone) {
+				from.replaced = append(from.replaced, gone)
+			}
+		}
 	}
 	o.lines = splice(o.lines, at, del, written)
 	for i := range o.removed {
@@ -180,7 +195,7 @@ func (o *origins) pending(n int) []Hunk {
 			j++
 		}
 		if from != nil && from.pending() {
-			out = append(out, from.hunk(i+1, j))
+			out = append(out, from.hunkWithBeneath(i+1, j))
 		}
 		i = j
 	}
@@ -188,7 +203,7 @@ func (o *origins) pending(n int) []Hunk {
 	for _, r := range o.removed {
 		if r.from.pending() && !seen[r] {
 			seen[r] = true
-			h := r.from.hunk(max(r.at, 1), max(r.at, 1))
+			h := r.from.hunkWithBeneath(max(r.at, 1), max(r.at, 1))
 			h.Removed = r.at
 			out = append(out, h)
 		}
@@ -210,6 +225,37 @@ func (f *lineOrigin) hunk(start, end int) Hunk {
 	e := f.entry
 	return Hunk{EditID: e.EditID, ConversationID: e.ConversationID, Title: e.ConversationTitle, ToolName: e.ToolName,
 		Timestamp: e.Timestamp, Block: f.block, Start: start, End: end, Kind: kind, Old: f.b.Old}
+}
+
+// hunkWithBeneath is f's hunk on lines start..end, with the pending blocks beneath it.
+func (f *lineOrigin) hunkWithBeneath(start, end int) Hunk {
+	h := f.hunk(start, end)
+	seen := map[*lineOrigin]bool{f: true}
+	var beneath []*lineOrigin
+	var walk func(o *lineOrigin)
+	walk = func(o *lineOrigin) {
+		for _, r := range o.replaced {
+			if !seen[r] {
+				seen[r] = true
+				if r.pending() {
+					beneath = append(beneath, r)
+				}
+				walk(r)
+			}
+		}
+	}
+	walk(f)
+	sort.Slice(beneath, func(i, j int) bool {
+		a, b := beneath[i], beneath[j]
+		if a.entry.Seq != b.entry.Seq {
+			return a.entry.Seq < b.entry.Seq
+		}
+		return a.block < b.block
+	})
+	for _, o := range beneath {
+		h.Beneath = append(h.Beneath, o.hunk(0, 0))
+	}
+	return h
 }
 
 func sortHunks(hs []Hunk) {

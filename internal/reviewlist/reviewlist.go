@@ -1,6 +1,8 @@
 // Package reviewlist builds the rows of Neovim's review list (:McpDiffStatus): the
 // history's conversations, each followed by its edits with time, status, operation,
-// tool, lines added and removed, and file. The rows are formatted here, in Go, and
+// tool, lines added and removed, and file. Conversations with pending edits come
+// first, then the others, each group newest (latest edit) first: what is left to
+// review is at the top however long the history grows. The rows are formatted here, in Go, and
 // handed to Lua as plain string columns: Neovim then only sets the lines, which keeps
 // a 10,000-entry list within a few milliseconds of Lua time.
 package reviewlist
@@ -33,6 +35,7 @@ type List struct {
 	Warnings []string `json:"warnings" msgpack:"warnings"`
 	Info     []string `json:"info" msgpack:"info"`
 	Error    string   `json:"error,omitempty" msgpack:"error"` // why there is no list (no store)
+	Pending  []bool   `json:"pending" msgpack:"pending"`       // the edit is pending (a conversation: one of its edits)
 
 	store   *history.Store
 	listing *history.Listing // what Build read, for WithFreshInfo
@@ -48,7 +51,7 @@ func NoHistory(dir string) *List {
 // empty is a list without rows, saying why.
 func empty(why string) *List {
 	return &List{Lines: []string{}, Edit: []string{}, Conv: []string{}, File: []string{}, Source: []string{},
-		Status: []string{}, Warnings: []string{}, Info: []string{}, Error: why}
+		Status: []string{}, Pending: []bool{}, Warnings: []string{}, Info: []string{}, Error: why}
 }
 
 // statusOrder is the order of a conversation's counts.
@@ -66,6 +69,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 	n := len(listing.Entries) + 64
 	l.Lines, l.Edit, l.Conv = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	l.File, l.Source, l.Status = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	l.Pending = make([]bool, 0, n)
 	l.Workspace, l.store, l.listing = store.Workspace(), store, listing
 	notices := store.Notices(listing, cwd)
 	l.Warnings, l.Info = escaped(notices.Warnings), escaped(notices.Info)
@@ -86,7 +90,17 @@ func Build(store *history.Store, cwd string) (*List, error) {
 			return a.ToolCallIndex < b.ToolCallIndex
 		})
 	}
-	sort.SliceStable(order, func(i, j int) bool { return convs[order[i]][0].Timestamp < convs[order[j]][0].Timestamp })
+	pending := map[string]bool{}
+	for _, e := range listing.Entries {
+		pending[e.ConversationID] = pending[e.ConversationID] || e.Status == history.Pending
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if pending[a] != pending[b] {
+			return pending[a]
+		}
+		return last(convs[a]).Seq > last(convs[b]).Seq
+	})
 	rel := func(p string) string {
 		if r, ok := strings.CutPrefix(p, cwd+string(filepath.Separator)); ok && cwd != "" {
 			return r
@@ -99,7 +113,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 		if t := convs[c][0].ConversationTitle; t != "" {
 			head += "  " + strconv.Quote(t)
 		}
-		l.add(head, "", c, "", "", "")
+		l.add(head, "", c, "", "", "", pending[c])
 		for _, e := range convs[c] {
 			added, removed, _ := store.Counts(e)
 			path, source := rel(e.FilePath), ""
@@ -128,7 +142,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 			}
 			line = append(line, "  "...)
 			line = append(line, path...)
-			l.add(string(line), e.EditID, c, e.FilePath, source, status)
+			l.add(string(line), e.EditID, c, e.FilePath, source, status, e.Status == history.Pending)
 		}
 	}
 	return l, nil
@@ -161,15 +175,19 @@ func escaped(s []string) []string {
 	return out
 }
 
+// last is the latest of a conversation's edits (sorted by seq).
+func last(entries []*history.Entry) *history.Entry { return entries[len(entries)-1] }
+
 // add appends a row; its line is shown as it is, so the names in it are escaped (a
 // buffer line cannot hold a newline, and a name must not forge a row).
-func (l *List) add(line, edit, conv, file, source, status string) {
+func (l *List) add(line, edit, conv, file, source, status string, pending bool) {
 	l.Lines = append(l.Lines, termsafe.Escape(line))
 	l.Edit = append(l.Edit, edit)
 	l.Conv = append(l.Conv, conv)
 	l.File = append(l.File, file)
 	l.Source = append(l.Source, source)
 	l.Status = append(l.Status, status)
+	l.Pending = append(l.Pending, pending)
 }
 
 // summary counts a conversation's edits per status, pending first.

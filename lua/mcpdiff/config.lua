@@ -35,6 +35,10 @@ local function positive_number(v)
   return type(v) == "number" and v > 0
 end
 
+local function positive_number_or_false(v)
+  return v == false or positive_number(v)
+end
+
 -- Every option, in the order the help shows them: its dotted name, its default, its
 -- check (a type name, or {function, description}; {type, true} is optional) and what
 -- the help says of it. The defaults, the validation and the defaults block of
@@ -127,6 +131,12 @@ M.options = {
     0.4,
     { positive_number, "a positive number" },
     "A fraction of the editor (0 < size < 1), or a number of columns or lines.",
+  },
+  {
+    "terminal.diff_size",
+    0.2,
+    { positive_number_or_false, "a positive number or false" },
+    "Its size, like size, while a proposal is shown in its tab, so that the diff gets the room (|mcpdiff-claude|); false keeps it as it is.",
   },
   { "terminal.env", {}, { "table" }, "Extra environment variables for the terminal job." },
   {

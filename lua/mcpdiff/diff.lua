@@ -23,7 +23,10 @@ local by_buf = {} -- proposal buffer -> tab name
 local next_id = 0
 
 local has_winbar = vim.fn.has("nvim-0.8") == 1
-local hint_ns = api.nvim_create_namespace("mcpdiff_hint")
+-- The window option that shows the key hint: the winbar, or before Neovim 0.8 the
+-- status line (end-of-line text on line 1 was out of sight when that line was
+-- folded or wider than the window).
+local hint_bar = has_winbar and "winbar" or "statusline"
 
 local function cfg()
   return require("mcpdiff.config").values
@@ -234,27 +237,12 @@ local function hint_text(view, width)
   return forms[#forms]
 end
 
--- show_hint puts the key hint in the winbar of each window showing the proposal
--- (Neovim 0.8+), else at the end of its first line, fitted to the window's width.
+-- show_hint puts the key hint, fitted to the window's width, in the winbar (or the
+-- status line) of each window showing the proposal.
 local function show_hint(view)
-  if has_winbar then
-    for _, w in ipairs(vim.fn.win_findbuf(view.buf)) do
-      local text = hint_text(view, api.nvim_win_get_width(w))
-      vim.wo[w].winbar = "%#DiffAdd# " .. escape_statusline(text) .. " %*"
-    end
-  elseif valid_buf(view.buf) then
-    local win = vim.fn.win_findbuf(view.buf)[1]
-    -- The first line's text comes before the hint.
-    local first = api.nvim_buf_get_lines(view.buf, 0, 1, false)[1] or ""
-    local room = win and (api.nvim_win_get_width(win) - vim.fn.strdisplaywidth(first) - 1) or 80
-    api.nvim_buf_clear_namespace(view.buf, hint_ns, 0, -1)
-    api.nvim_buf_set_extmark(
-      view.buf,
-      hint_ns,
-      0,
-      0,
-      { virt_text = { { hint_text(view, room), "Comment" } }, virt_text_pos = "eol" }
-    )
+  for _, w in ipairs(vim.fn.win_findbuf(view.buf)) do
+    local text = hint_text(view, api.nvim_win_get_width(w))
+    vim.wo[w][hint_bar] = "%#DiffAdd# " .. escape_statusline(text) .. " %*"
   end
 end
 
@@ -292,9 +280,7 @@ local function restore_target(view, w)
       vim.fn.winrestview(view.target_prev_view)
     end)
   end
-  if has_winbar then
-    vim.wo[w].winbar = view.target_winbar or ""
-  end
+  vim.wo[w][hint_bar] = view.target_bar or ""
 end
 
 -- Ex commands that quit Neovim as a whole.
@@ -376,7 +362,17 @@ local function set_autocmds(view)
   end
   api.nvim_create_autocmd({ "WinClosed", "TabClosed" }, {
     group = g,
-    callback = function()
+    callback = function(args)
+      -- :q in the view: the cursor goes to the file afterwards (teardown), not to
+      -- whichever window Neovim picks next (often the agent's terminal).
+      local cur = api.nvim_get_current_win()
+      if
+        args.event == "WinClosed"
+        and tonumber(args.match) == cur
+        and (cur == view.prop_win or cur == view.left_win)
+      then
+        view.closed_from_view = true
+      end
       vim.schedule(function()
         check_closed(view)
       end)
@@ -749,7 +745,7 @@ local function show_inline(view, target, req, texts)
 end
 
 -- restore_focus goes back to the window the user was in before the diff, when
--- wanted: on open with keep_focus, on close when the diff's window was current.
+-- wanted (on open with keep_focus).
 local function restore_focus(view, wanted)
   if not wanted then
     return
@@ -759,6 +755,18 @@ local function restore_focus(view, wanted)
   end
   if valid_win(view.prev_win) then
     api.nvim_set_current_win(view.prev_win)
+  end
+end
+
+-- focus_file puts the cursor, once a view it was in is gone, in the window that
+-- showed the file (the user's window the view used), else back where it was before
+-- the view: reviewing goes on in the editor, and a :e next does not replace the
+-- agent's terminal.
+local function focus_file(view)
+  if valid_win(view.target_win) and window.is_editor(view.target_win) then
+    api.nvim_set_current_win(view.target_win)
+  else
+    restore_focus(view, true)
   end
 end
 
@@ -799,12 +807,10 @@ function M.show(tab, texts)
     view.target_win = target
     view.target_prev_buf = api.nvim_win_get_buf(target)
     view.target_prev_view = api.nvim_win_call(target, vim.fn.winsaveview)
-    if has_winbar then
-      -- The window's own value ("" = the global one), to give it back unchanged.
-      view.target_winbar = api.nvim_win_call(target, function()
-        return api.nvim_eval("&l:winbar")
-      end)
-    end
+    -- The window's own value ("" = the global one), to give it back unchanged.
+    view.target_bar = api.nvim_win_call(target, function()
+      return api.nvim_eval("&l:" .. hint_bar)
+    end)
     if view.inline then
       show_inline(view, target, req, texts or {})
     else
@@ -815,6 +821,7 @@ function M.show(tab, texts)
     set_keymaps(view)
     restore_focus(view, cfg().keep_focus)
     view.tick = api.nvim_buf_get_changedtick(view.buf)
+    require("mcpdiff.terminal").fit()
   end)
   if not ok then
     M.close(tab, "failed")
@@ -867,7 +874,7 @@ local function teardown(view, reason)
   by_buf[view.buf] = nil
   pcall(api.nvim_del_augroup_by_id, view.augroup)
   local cur = api.nvim_get_current_win()
-  local was_current = cur == view.prop_win or cur == view.left_win
+  local was_current = cur == view.prop_win or cur == view.left_win or view.closed_from_view
   if valid_win(view.left_win) and view.left_options then
     leave_diff_mode(view.left_win, view.left_options)
   end
@@ -882,8 +889,8 @@ local function teardown(view, reason)
     if valid_win(target) then
       if not view.inline or api.nvim_win_get_buf(target) == view.buf then
         restore_target(view, target)
-      elseif has_winbar then
-        vim.wo[target].winbar = view.target_winbar or ""
+      else
+        vim.wo[target][hint_bar] = view.target_bar or ""
       end
     end
     for _, w in ipairs(view.created_wins or {}) do
@@ -925,7 +932,10 @@ local function teardown(view, reason)
   then
     wipe(lb)
   end
-  restore_focus(view, was_current)
+  if was_current then
+    focus_file(view)
+  end
+  require("mcpdiff.terminal").fit()
   fire("McpDiffClosed", { tab_name = view.tab, file_path = view.path, reason = reason })
 end
 

@@ -230,8 +230,10 @@ end
 -- hunks returns the pending hunks of buf (0 or nil: the current buffer) in its lines
 -- as they are now: tables with edit_id, conversation_id, tool, time, block (the
 -- change block of the edit, from 1), start_line, end_line, kind ("add", "change",
--- "delete") and old_lines (what the block replaced). A deletion's lines are gone: it
--- sits on the line above them (after_line; 0 when they were at the top, shown on 1).
+-- "delete") and old_lines (what the block replaced), and beneath (when pending
+-- changes lie under this one: they wrote the lines it replaced; each with the same
+-- fields but the lines). A deletion's lines are gone: it sits on the line above
+-- them (after_line; 0 when they were at the top, shown on 1).
 function M.hunks(buf)
   return vim.deepcopy(M.current(buf))
 end
@@ -318,15 +320,16 @@ function M.refresh(buf)
   end
 end
 
--- at_cursor returns the hunk under the cursor of the current window, or nil.
-function M.at_cursor()
-  local line = api.nvim_win_get_cursor(0)[1]
+-- at_line returns the hunks of the current buffer on line (a change and the
+-- deletion below it can share one).
+local function at_line(line)
+  local out = {}
   for _, h in ipairs(M.current(0)) do
     if h.start_line <= line and line <= h.end_line then
-      return vim.deepcopy(h)
+      table.insert(out, h)
     end
   end
-  return nil
+  return out
 end
 
 -- jump moves the cursor to the next (dir 1) or previous (dir -1) pending hunk,
@@ -379,10 +382,17 @@ local function when(ts)
   return d and (d .. " " .. t) or tostring(ts or "")
 end
 
--- preview_lines is what the preview of hunk h shows.
-function M.preview_lines(h)
-  local where = h.start_line == h.end_line and ("line " .. h.start_line)
-    or ("lines " .. h.start_line .. "-" .. h.end_line)
+-- preview_lines is what the preview of hunk h shows; under: the hunk it lies
+-- beneath, when h is one of its pending changes overwritten since (beneath).
+function M.preview_lines(h, under)
+  local where
+  if under then
+    where = "under edit " .. short(under.edit_id)
+  elseif h.start_line == h.end_line then
+    where = "line " .. h.start_line
+  else
+    where = "lines " .. h.start_line .. "-" .. h.end_line
+  end
   local lines = {
     ("edit %s (%s), conversation %s"):format(
       short(h.edit_id),
@@ -397,7 +407,10 @@ function M.preview_lines(h)
   if h.kind == "add" then
     table.insert(lines, "added these lines; nothing was there before")
   elseif h.kind == "delete" then
-    table.insert(lines, "removed these lines below line " .. h.start_line .. ":")
+    table.insert(
+      lines,
+      under and "removed these lines:" or ("removed these lines below line " .. h.start_line .. ":")
+    )
   else
     table.insert(lines, "replaced these lines:")
   end
@@ -407,15 +420,52 @@ function M.preview_lines(h)
   return lines
 end
 
--- preview shows the hunk under the cursor in a floating window that closes when the
--- cursor moves. Returns the window, or nil when there is no hunk there.
+-- preview_text is what the preview of line shows: each pending change of the line
+-- (hunks at it), each followed by the pending changes beneath it, newest first.
+local function preview_text(hunks, line)
+  local parts = {}
+  for _, h in ipairs(hunks) do
+    table.insert(parts, M.preview_lines(h))
+    local beneath = type(h.beneath) == "table" and h.beneath or {}
+    for i = #beneath, 1, -1 do
+      table.insert(parts, M.preview_lines(beneath[i], h))
+    end
+  end
+  if #parts == 1 then
+    return parts[1]
+  end
+  local lines = { ("%d pending changes on line %d, newest first:"):format(#parts, line) }
+  for _, p in ipairs(parts) do
+    table.insert(lines, "")
+    vim.list_extend(lines, p)
+  end
+  return lines
+end
+
+-- float_place is where a float of height lines (plus its border) goes next to the
+-- cursor without covering the cursor's line: below it, or above it when there is
+-- more room there; and how many lines of text fit.
+local function float_place(height)
+  local row = vim.fn.win_screenpos(0)[1] + vim.fn.winline() - 1 -- the cursor's screen row
+  local below = vim.o.lines - vim.o.cmdheight - row
+  local above = row - 1
+  if below >= height + 2 or below >= above then
+    return { row = 1, anchor = "NW", height = math.max(math.min(height, below - 2), 1) }
+  end
+  return { row = 0, anchor = "SW", height = math.max(math.min(height, above - 2), 1) }
+end
+
+-- preview shows every pending change of the cursor's line in a floating window, next
+-- to the line (never over it), that closes when the cursor moves. Returns the
+-- window, or nil when there is no pending change there.
 function M.preview()
-  local h = M.at_cursor()
-  if not h then
+  local line = api.nvim_win_get_cursor(0)[1]
+  local hunks = at_line(line)
+  if #hunks == 0 then
     notify("no pending edit on this line", vim.log.levels.WARN)
     return nil
   end
-  local lines = M.preview_lines(h)
+  local lines = preview_text(hunks, line)
   local width = 10
   for _, l in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(l))
@@ -424,16 +474,18 @@ function M.preview()
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].filetype = "diff"
   vim.bo[buf].modifiable = false
+  local place = float_place(#lines)
   local win = api.nvim_open_win(buf, false, {
     relative = "cursor",
-    row = 1,
+    row = place.row,
     col = 0,
+    anchor = place.anchor,
     width = math.min(width, math.max(vim.o.columns - 4, 10)),
-    height = math.min(#lines, math.max(vim.o.lines - 4, 1)),
+    height = place.height,
     style = "minimal",
     border = "single",
   })
-  vim.b[buf].mcpdiff_preview = h.edit_id
+  vim.b[buf].mcpdiff_preview = hunks[1].edit_id
   local group = api.nvim_create_augroup("mcpdiff_preview", { clear = true })
   api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufLeave", "InsertEnter" }, {
     group = group,

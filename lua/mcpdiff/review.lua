@@ -1,16 +1,15 @@
 -- :McpDiffStatus: the bridge status and the edit history, per conversation and per
--- edit, with keys to show an edit's diff (in a split or inline), open its file at
--- the edit, and accept or reject the edit or its whole conversation. The list
--- refreshes itself when the store changes: the bridge watches it (hunks._update).
+-- edit, with keys to show an edit's or a conversation's diff (in a split or inline),
+-- open its file at the edit, accept or reject the edit or its whole conversation,
+-- and hide the conversations left nothing to review. Conversations with pending
+-- edits come first (the Go side orders the rows), and the list opens with the
+-- cursor on the first pending edit. The list refreshes itself when the store
+-- changes: the bridge watches it (hunks._update).
 local M = {}
 
 local api = vim.api
 
 local BUF_NAME = "mcpdiff://status"
-
--- KEYS is shown at the top of the list; :help mcpdiff-review says the same.
-M.KEYS = "<CR> diff in a split · = diff inline · o open file · a/r accept/reject edit"
-  .. " · A/R accept/reject conversation · <C-l> refresh · q close"
 
 local ns = api.nvim_create_namespace("mcpdiff_review")
 
@@ -20,10 +19,21 @@ local state = {
   list = nil, -- the rows the Go side built: columns lines, edit, conv, file, source, status
   err = nil,
   rows = {}, -- buffer line -> index in the list's columns (negative: a line of an inline diff)
-  expanded = {}, -- edit id -> its diff's lines, shown under the edit
+  expanded = {}, -- row key (row_key) -> the diff's lines, shown under its row
+  hide_resolved = false, -- leave out the conversations without pending edits
+  place_cursor = false, -- put the cursor on the first pending edit at the next render
+  reveal = nil, -- {win, key}: scroll the diff just shown under row key into view
   loading = false,
   again = false, -- a refresh was asked for while one ran
 }
+
+-- keys is shown at the top of the list; :help mcpdiff-review says the same.
+local function keys()
+  return "<CR> diff in a split · = diff inline · o open file · a/r accept/reject edit"
+    .. " · A/R accept/reject conversation · p "
+    .. (state.hide_resolved and "show" or "hide")
+    .. " resolved · <C-l> refresh · q close"
+end
 
 local function notify(msg, level)
   vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
@@ -71,18 +81,70 @@ local function list_windows()
   return state.buf and api.nvim_buf_is_valid(state.buf) and vim.fn.win_findbuf(state.buf) or {}
 end
 
+-- shown_rows returns the list's rows to show: all of them, or without the
+-- conversations that have no pending edit (and how many conversations that hid).
+local function shown_rows(l)
+  local out, hidden, keep = {}, 0, true
+  for i = 1, #l.lines do
+    if l.edit[i] == "" then -- a conversation's line: its edits follow
+      keep = not state.hide_resolved or l.pending[i] == true
+      if not keep then
+        hidden = hidden + 1
+      end
+    end
+    if keep then
+      table.insert(out, i)
+    end
+  end
+  return out, hidden
+end
+
+-- first_pending is the buffer line of the first pending edit, else of the first row
+-- (nil when the list has none); rows: buffer line -> row, up to line count.
+local function first_pending(rows, count)
+  local l, first = state.list, nil
+  local pending = l.pending or {}
+  for lnum = 1, count do
+    local i = rows[lnum]
+    if i and i > 0 then
+      if pending[i] and l.edit[i] ~= "" then
+        return lnum
+      end
+      first = first or lnum
+    end
+  end
+  return first
+end
+
+-- line_of is the buffer line of the row named key (row_key), or nil.
+local function line_of(rows, key)
+  for lnum, i in pairs(rows) do
+    if i > 0 and row_key(i) == key then
+      return lnum
+    end
+  end
+  return nil
+end
+
+-- reveal scrolls window w so that the diff shown under line lnum (lines lnum+1 to
+-- last) is on screen, as much of it as fits below that line, which stays in view.
+local function reveal(w, lnum, last)
+  api.nvim_win_set_cursor(w, { last, 0 })
+  api.nvim_win_set_cursor(w, { lnum, 0 })
+end
+
 local function render()
   local buf = state.buf
   if not buf or not api.nvim_buf_is_valid(buf) then
     return
   end
   -- Where each window's cursor is, to put it back on the same edit.
-  local keep = {}
-  for _, w in ipairs(list_windows()) do
+  local windows, keep = list_windows(), {}
+  for _, w in ipairs(windows) do
     keep[w] = row_key(state.rows[api.nvim_win_get_cursor(w)[1]])
   end
   local lines = bridge_lines()
-  table.insert(lines, "Keys: " .. M.KEYS)
+  table.insert(lines, "Keys: " .. keys())
   table.insert(lines, "")
   local rows, diff_rows = {}, {}
   local l = state.list
@@ -106,24 +168,31 @@ local function render()
     table.insert(lines, "History: loading…")
   elseif #l.lines == 0 then
     table.insert(lines, "History: no recorded edits under " .. state.cwd)
-  elseif next(state.expanded) == nil then
+  elseif next(state.expanded) == nil and not state.hide_resolved then
     -- The common case, kept cheap for long lists: the rows as they came.
     vim.list_extend(lines, l.lines)
     for i = 1, #l.lines do
       rows[first + i - 1] = i
     end
   else
-    for i, line in ipairs(l.lines) do
-      table.insert(lines, line)
+    local shown, hidden = shown_rows(l)
+    for _, i in ipairs(shown) do
+      table.insert(lines, l.lines[i])
       rows[#lines] = i
-      local diff = l.edit[i] ~= "" and state.expanded[l.edit[i]]
-      if diff then
-        for _, d in ipairs(diff) do
-          table.insert(lines, "      " .. d)
-          rows[#lines] = -i
-          diff_rows[#lines] = d:sub(1, 1)
-        end
+      for _, d in ipairs(state.expanded[row_key(i)] or {}) do
+        table.insert(lines, "      " .. d)
+        rows[#lines] = -i
+        diff_rows[#lines] = d:sub(1, 1)
       end
+    end
+    if hidden > 0 then
+      table.insert(
+        lines,
+        ("(%d resolved conversation%s hidden: p shows them)"):format(
+          hidden,
+          hidden == 1 and "" or "s"
+        )
+      )
     end
   end
   state.rows = rows
@@ -150,15 +219,30 @@ local function render()
       api.nvim_buf_add_highlight(buf, ns, group, lnum - 1, 0, -1)
     end
   end
-  for w, key in pairs(keep) do
-    if key and api.nvim_win_is_valid(w) then
-      for lnum, i in pairs(rows) do
-        if i > 0 and row_key(i) == key then
-          api.nvim_win_set_cursor(w, { lnum, 0 })
-          break
-        end
+  -- Once the rows are in, a list just opened starts on the first pending edit; a
+  -- cursor whose row went (hidden, or cleaned up) goes there too.
+  local has_rows = l and #l.lines > 0
+  for _, w in ipairs(windows) do
+    local key = keep[w]
+    if api.nvim_win_is_valid(w) and has_rows and (state.place_cursor or key) then
+      local lnum = not state.place_cursor and line_of(rows, key) or first_pending(rows, #lines)
+      if lnum then
+        api.nvim_win_set_cursor(w, { lnum, 0 })
       end
     end
+  end
+  if has_rows then
+    state.place_cursor = false
+  end
+  local r = state.reveal
+  state.reveal = nil
+  local lnum = r and api.nvim_win_is_valid(r.win) and line_of(rows, r.key)
+  if lnum then
+    local last = lnum
+    while rows[last + 1] and rows[last + 1] < 0 do
+      last = last + 1
+    end
+    reveal(r.win, lnum, last)
   end
 end
 
@@ -327,13 +411,31 @@ local function open_at(e)
   end)
 end
 
--- toggle_inline shows or hides the diff of e under its line.
-local function toggle_inline(e)
-  local id = str(e.edit_id)
-  if state.expanded[id] then
-    state.expanded[id] = nil
+-- row_under_cursor is the row of the cursor's line (an edit or a conversation; on
+-- a line of an inline diff, the row it is under) and its list index.
+local function row_under_cursor()
+  local i = index_under_cursor()
+  if not i then
+    notify("no edit or conversation on this line", vim.log.levels.WARN)
+    return nil
+  end
+  return item(i), i
+end
+
+-- shown_id is what `mcpdiff show` takes for a row: its edit, else its conversation.
+local function shown_id(e)
+  return str(e.edit_id ~= "" and e.edit_id or e.conversation_id)
+end
+
+-- toggle_inline shows or hides the diff of row i (e) under its line, and scrolls it
+-- into view in the current window.
+local function toggle_inline(e, i)
+  local key, id = row_key(i), shown_id(e)
+  if state.expanded[key] then
+    state.expanded[key] = nil
     return render()
   end
+  local win = api.nvim_get_current_win()
   require("mcpdiff.history").run({ "show", id }, state.cwd, function(code, stdout, stderr)
     if code ~= 0 then
       notify(("show %s failed: %s"):format(id, stderr), vim.log.levels.ERROR)
@@ -343,7 +445,8 @@ local function toggle_inline(e)
     if lines[#lines] == "" then
       table.remove(lines)
     end
-    state.expanded[id] = lines
+    state.expanded[key] = lines
+    state.reveal = { win = win, key = key }
     render()
   end)
 end
@@ -360,14 +463,22 @@ local function set_keymaps(buf)
       end
     end
   end
+  local function with_row(fn)
+    return function()
+      local e, i = row_under_cursor()
+      if e then
+        fn(e, i)
+      end
+    end
+  end
   map(
     "<CR>",
-    with_entry(function(e)
-      require("mcpdiff.history").show(str(e.edit_id), state.cwd)
+    with_row(function(e)
+      require("mcpdiff.history").show(shown_id(e), state.cwd)
     end),
-    "show the diff of this edit in a split"
+    "show the diff of this edit (or conversation) in a split"
   )
-  map("=", with_entry(toggle_inline), "show or hide the diff of this edit here")
+  map("=", with_row(toggle_inline), "show or hide the diff of this edit (or conversation) here")
   map("o", with_entry(open_at), "open the file at this edit")
   map(
     "a",
@@ -403,6 +514,10 @@ local function set_keymaps(buf)
       decide(action, id)
     end, action .. " the whole conversation")
   end
+  map("p", function()
+    state.hide_resolved = not state.hide_resolved
+    render()
+  end, "hide or show the conversations without pending edits")
   map("<C-l>", M.refresh, "refresh")
   map("q", "<cmd>close<cr>", "close")
 end
@@ -422,6 +537,7 @@ function M.open()
     vim.cmd("botright new")
     local buf = api.nvim_get_current_buf()
     state.buf, state.list, state.err, state.expanded = buf, nil, nil, {}
+    state.place_cursor = true
     vim.bo[buf].buftype = "nofile"
     vim.bo[buf].bufhidden = "wipe"
     vim.bo[buf].swapfile = false

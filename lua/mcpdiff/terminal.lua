@@ -1,10 +1,21 @@
 -- :McpDiffClaude: Claude Code in a terminal split, connected to this Neovim; and
 -- :McpDiffAgent: any other agent CLI there, with mcpdiff's hooks where it takes them
 -- for one run.
+--
+-- One terminal per agent: running the command again focuses the terminal it opened
+-- (or hides it, from inside it; the process keeps running), as claudecode.nvim's
+-- :ClaudeCodeFocus does. The terminal is named mcpdiff://<agent>, its window closes
+-- when the process exits with 0 (on an error it stays, to be read), and while a
+-- proposal is shown beside it, it shrinks to terminal.diff_size (fit).
 local M = {}
 
 local api = vim.api
 local uv = vim.uv or vim.loop
+
+-- The agent terminals, by agent name: {name, buf, job, running, split}.
+local terminals = {}
+-- The terminal windows fit() shrank: window -> {size, fixed} to give back.
+local shrunk = {}
 
 local LOOPBACK = { "localhost", "127.0.0.1", "::1" }
 
@@ -77,21 +88,108 @@ local function hook_args(args)
   return { "--settings", settings }
 end
 
+-- cells is a size option (a fraction of the editor, or a count) in columns, or in
+-- lines when not vertical.
+local function cells(size, vertical)
+  local total = vertical and vim.o.columns or vim.o.lines
+  return math.max(size < 1 and math.floor(total * size) or math.floor(size), 1)
+end
+
+-- open_window opens the window of a terminal. A split keeps its size when other
+-- windows open and close ('winfixwidth'), as a sidebar does: a diff beside it
+-- splits the rest.
 local function open_window(opts)
   if opts.split == "tab" then
     vim.cmd("tabnew")
     return
   end
   local vertical = opts.split == "vertical"
-  local total = vertical and vim.o.columns or vim.o.lines
-  local size = opts.size < 1 and math.floor(total * opts.size) or math.floor(opts.size)
-  vim.cmd(("botright %d%s"):format(math.max(size, 1), vertical and "vnew" or "new"))
+  vim.cmd(("botright %d%s"):format(cells(opts.size, vertical), vertical and "vnew" or "new"))
+  vim.wo[vertical and "winfixwidth" or "winfixheight"] = true
 end
 
--- start runs cmd in a terminal job in a new window, with env.
-local function start(cmd, env)
-  open_window(require("mcpdiff.config").values.terminal)
-  local job_opts = { env = env }
+-- windows returns the windows of the current tab that show buf.
+local function windows(buf)
+  local out = {}
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(w) == buf then
+      table.insert(out, w)
+    end
+  end
+  return out
+end
+
+-- close_windows closes every window showing buf (the last window of Neovim shows
+-- an empty buffer instead, as it cannot close) and wipes buf.
+local function close_windows(buf)
+  for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+    if #api.nvim_list_wins() > 1 then
+      pcall(api.nvim_win_close, w, true)
+    else
+      api.nvim_win_set_buf(w, api.nvim_create_buf(true, false))
+    end
+  end
+  if api.nvim_buf_is_valid(buf) then
+    pcall(api.nvim_buf_delete, buf, { force = true })
+  end
+end
+
+-- exited is called once the process of term ended: with 0 its window closes and
+-- its buffer goes; with an error they stay, so that the message can be read.
+local function exited(term, code)
+  term.running = false
+  if code ~= 0 or not api.nvim_buf_is_valid(term.buf) then
+    return
+  end
+  local was_current = api.nvim_get_current_buf() == term.buf
+  close_windows(term.buf)
+  if terminals[term.name] == term then
+    terminals[term.name] = nil
+  end
+  -- Terminal mode ends with the terminal's window: not insert mode in the next one.
+  if was_current and api.nvim_get_mode().mode ~= "n" then
+    vim.cmd("stopinsert")
+  end
+end
+
+-- rename names the terminal buffer buf mcpdiff://<name> (Neovim's term://… name
+-- holds the whole command line), dropping the buffer that kept the old name.
+local function rename(buf, name)
+  local old = api.nvim_buf_get_name(buf)
+  if not pcall(api.nvim_buf_set_name, buf, "mcpdiff://" .. name) then
+    return
+  end
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if b ~= buf and api.nvim_buf_get_name(b) == old and not api.nvim_buf_is_loaded(b) then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+end
+
+-- start runs cmd with env in the terminal of agent name: in the window of its
+-- previous (exited) terminal when this tab shows one, else in a new window.
+local function start(name, cmd, env)
+  local opts = require("mcpdiff.config").values.terminal
+  local old = terminals[name]
+  local reuse = old and api.nvim_buf_is_valid(old.buf) and windows(old.buf)[1]
+  if reuse then
+    api.nvim_set_current_win(reuse)
+    api.nvim_win_set_buf(reuse, api.nvim_create_buf(true, false))
+  else
+    open_window(opts)
+  end
+  if old and api.nvim_buf_is_valid(old.buf) then
+    close_windows(old.buf)
+  end
+  local term = { name = name, running = true, split = opts.split }
+  local job_opts = {
+    env = env,
+    on_exit = function(_, code)
+      vim.schedule(function()
+        exited(term, code)
+      end)
+    end,
+  }
   local job
   if vim.fn.has("nvim-0.11") == 1 then
     job_opts.term = true
@@ -99,9 +197,96 @@ local function start(cmd, env)
   else
     job = vim.fn.termopen(cmd, job_opts)
   end
-  vim.bo.bufhidden = "wipe"
+  term.job, term.buf = job, api.nvim_get_current_buf()
+  terminals[name] = term
+  -- Hidden (:McpDiffClaude from inside it, :e in its window), it keeps running.
+  vim.bo[term.buf].bufhidden = "hide"
+  rename(term.buf, name)
   vim.cmd("startinsert")
-  return job, api.nvim_get_current_buf()
+  return job, term.buf
+end
+
+-- show brings the running terminal of agent name forward: it focuses its window in
+-- this tab (or opens one for it), and hides it when it is the current window.
+-- It returns the job and buffer, or nil when that agent's terminal does not run.
+function M.show(name)
+  local term = terminals[name]
+  -- The process may have ended before its on_exit has run: ask the job.
+  if
+    not term
+    or not term.running
+    or not api.nvim_buf_is_valid(term.buf)
+    or vim.fn.jobwait({ term.job }, 0)[1] ~= -1
+  then
+    return nil
+  end
+  local w = windows(term.buf)[1]
+  if w and w == api.nvim_get_current_win() then
+    if #api.nvim_tabpage_list_wins(0) > 1 or #api.nvim_list_tabpages() > 1 then
+      api.nvim_win_close(w, false)
+    end
+    return term.job, term.buf
+  end
+  if w then
+    api.nvim_set_current_win(w)
+  else
+    open_window(require("mcpdiff.config").values.terminal)
+    local scratch = api.nvim_get_current_buf()
+    api.nvim_win_set_buf(0, term.buf)
+    if api.nvim_buf_is_valid(scratch) and scratch ~= term.buf then
+      pcall(api.nvim_buf_delete, scratch, { force = true })
+    end
+  end
+  vim.cmd("startinsert")
+  return term.job, term.buf
+end
+
+-- fit gives a proposal the room: in a tab where a window shows one, the split agent
+-- terminals take terminal.diff_size (and keep it while 'equalalways' evens out the
+-- other windows); once no proposal is shown there, they get their size back.
+function M.fit()
+  local diff_size = require("mcpdiff.config").values.terminal.diff_size
+  local by_buf = {}
+  for _, term in pairs(terminals) do
+    if term.split ~= "tab" then
+      by_buf[term.buf] = term
+    end
+  end
+  for w, saved in pairs(shrunk) do
+    if not api.nvim_win_is_valid(w) then
+      shrunk[w] = nil
+    elseif not by_buf[api.nvim_win_get_buf(w)] then
+      shrunk[w] = nil
+      vim.wo[w][saved.option] = saved.fixed
+    end
+  end
+  for _, tab in ipairs(api.nvim_list_tabpages()) do
+    local wins = api.nvim_tabpage_list_wins(tab)
+    local proposal = false
+    for _, w in ipairs(wins) do
+      proposal = proposal or vim.b[api.nvim_win_get_buf(w)].mcpdiff_tab ~= nil
+    end
+    for _, w in ipairs(wins) do
+      local term = by_buf[api.nvim_win_get_buf(w)]
+      local vertical = term and term.split == "vertical"
+      local get = vertical and api.nvim_win_get_width or api.nvim_win_get_height
+      local set = vertical and api.nvim_win_set_width or api.nvim_win_set_height
+      local option = vertical and "winfixwidth" or "winfixheight"
+      if term and proposal and diff_size and not shrunk[w] then
+        shrunk[w] = { size = get(w), fixed = vim.wo[w][option], option = option }
+        vim.wo[w][option] = true
+        set(w, cells(diff_size, vertical))
+        api.nvim_win_call(w, function()
+          vim.cmd("wincmd =")
+        end)
+      elseif term and not proposal and shrunk[w] then
+        local saved = shrunk[w]
+        shrunk[w] = nil
+        set(w, saved.size)
+        vim.wo[w][option] = saved.fixed
+      end
+    end
+  end
 end
 
 -- The agents' names as people read them.
@@ -191,12 +376,16 @@ function M.agent_hooks(name, env)
   return install_hint(name, "they are not installed for " .. vim.fn.getcwd())
 end
 
--- open_agent starts agent name's CLI (option terminal.agents) with args in a terminal
--- window; Claude Code as :McpDiffClaude does.
+-- open_agent starts agent name's CLI (option terminal.agents) with args in its
+-- terminal, or shows the one that runs (M.show); Claude Code as :McpDiffClaude does.
 function M.open_agent(name, args)
   args = args or {}
   if name == "claude" then
     return M.open(args)
+  end
+  local running, running_buf = M.show(name)
+  if running then
+    return running, running_buf
   end
   local opts = require("mcpdiff.config").values.terminal
   local cmd = opts.agents[name]
@@ -232,11 +421,23 @@ function M.open_agent(name, args)
       vim.notify("mcpdiff: " .. warning, vim.log.levels.WARN)
     end
   end
-  return start(vim.list_extend({ cmd }, args), env)
+  return start(name, vim.list_extend({ cmd }, args), env)
 end
 
 -- open starts the configured command (plus extra args) in a terminal window.
+-- A running one is shown instead (M.show); extra args then wait for the next start.
 function M.open(extra_args)
+  local job, buf = M.show("claude")
+  if job then
+    if extra_args and #extra_args > 0 then
+      vim.notify(
+        "mcpdiff: Claude Code already runs in this Neovim: its terminal is shown, and the arguments"
+          .. " apply when it starts again (after /exit)",
+        vim.log.levels.WARN
+      )
+    end
+    return job, buf
+  end
   local bridge = require("mcpdiff.bridge")
   local info = bridge.info()
   if not info then
@@ -262,7 +463,7 @@ function M.open(extra_args)
   local cmd = { opts.cmd }
   vim.list_extend(cmd, hooks)
   vim.list_extend(cmd, args)
-  return start(cmd, M.environment(info.port, opts.env))
+  return start("claude", cmd, M.environment(info.port, opts.env))
 end
 
 return M

@@ -347,12 +347,15 @@ func TestClaudeTerminalWithoutHooks(t *testing.T) {
 		if _, args := claudeRun(t, envFile, argsFile); len(args) != 1 || args[0] != "" {
 			t.Errorf("terminal.hooks = false: arguments %q", args)
 		}
+		// Until it has exited, :McpDiffClaude would show it rather than start another.
+		s.waitTerm("the fake claude to exit", func(st termState) bool { return len(st.Terms) == 0 })
 		os.Remove(envFile)
 		s.lua(`require("mcpdiff.config").values.terminal.hooks = true`, nil)
 		s.cmd("McpDiffClaude --settings /my/settings.json")
 		if _, args := claudeRun(t, envFile, argsFile); strings.Join(args, " ") != "--settings /my/settings.json" {
 			t.Errorf("with the user's --settings: arguments %q", args)
 		}
+		s.waitTerm("the fake claude to exit", func(st termState) bool { return len(st.Terms) == 0 })
 		found := false
 		for _, m := range s.messages() {
 			found = found || strings.Contains(m.Msg, "no mcpdiff hooks")

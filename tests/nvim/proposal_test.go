@@ -643,7 +643,7 @@ return out`, &groups)
 }
 
 // hint returns the key hint of the proposal's window and that window's width: its
-// winbar (Neovim 0.8+) or the virtual text at the end of its first line.
+// winbar (Neovim 0.8+) or its status line.
 func (s *session) hint(buf int) (string, int) {
 	s.t.Helper()
 	var got struct {
@@ -653,18 +653,9 @@ func (s *session) hint(buf int) (string, int) {
 	s.lua(`
 local buf = ...
 local w = vim.fn.win_findbuf(buf)[1]
-local text
-if vim.fn.has("nvim-0.8") == 1 then
-  text = vim.wo[w].winbar:gsub("%%#%w+#", ""):gsub("%%%*", ""):gsub("%%%%", "%%")
-  text = vim.trim(text)
-else
-  local ns = vim.api.nvim_create_namespace("mcpdiff_hint")
-  local marks = vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })
-  text = marks[1][4].virt_text[1][1]
-  local first = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
-  return { text = text, width = vim.api.nvim_win_get_width(w) - vim.fn.strdisplaywidth(first) - 1 }
-end
-return { text = text, width = vim.api.nvim_win_get_width(w) }`, &got, buf)
+local bar = vim.fn.has("nvim-0.8") == 1 and "winbar" or "statusline"
+local text = vim.wo[w][bar]:gsub("%%#%w+#", ""):gsub("%%%*", ""):gsub("%%%%", "%%")
+return { text = vim.trim(text), width = vim.api.nvim_win_get_width(w) }`, &got, buf)
 	return got.Text, got.Width
 }
 
@@ -697,4 +688,43 @@ func TestHintFitsNarrowWindows(t *testing.T) {
 			return text == full
 		})
 	})
+}
+
+// The key hint is on screen on every Neovim (the winbar, or before 0.8 the status
+// line), also when the proposal's first line is folded away or wider than the
+// window, in both layouts.
+func TestHintOnScreenWhateverLineOne(t *testing.T) {
+	for _, layout := range layouts {
+		t.Run(layout, func(t *testing.T) {
+			eachConnected(t, options{"diff": map[string]any{"layout": layout}}, func(t *testing.T, s *session, c *ideClient) {
+				s.cmd("set columns=120 lines=30")
+				original := strings.Repeat("wide ", 60) + "\n" + numberedLines(40)
+				path := s.writeFile("wide.txt", original)
+				s.cmd("edit " + path)
+				tab := tabName("wide.txt", 13)
+				answer := c.OpenDiff(path, replaceLines(original, map[int]string{35: "changed"}), tab)
+				s.waitViews(1)
+				if layout == "vertical" {
+					if folded := luaValue[int](s, `return vim.fn.foldclosed(1)`); folded != 1 {
+						t.Fatalf("line 1 is not folded (foldclosed %d)", folded)
+					}
+				}
+				screen := strings.Join(s.screen(), "\n")
+				for _, want := range []string{":w", "accept", ":q", "reject"} {
+					if !strings.Contains(screen, want) {
+						t.Fatalf("the screen lacks the hint's %q:\n%s", want, screen)
+					}
+				}
+				s.cmd("q")
+				expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+				// The window the view used has its own status line (and winbar) back.
+				eventually(t, "the view gone", func() bool { return len(s.views()) == 0 })
+				global := luaValue[string](s, `return vim.api.nvim_eval("&g:statusline") .. "|" .. (vim.fn.has("nvim-0.8") == 1 and vim.api.nvim_eval("&g:winbar") or "")`)
+				local := luaValue[string](s, `return vim.api.nvim_eval("&l:statusline") .. "|" .. (vim.fn.has("nvim-0.8") == 1 and vim.api.nvim_eval("&l:winbar") or "")`)
+				if global != "|" || local != "|" {
+					t.Fatalf("status line and winbar after the view: global %q, window %q", global, local)
+				}
+			})
+		})
+	}
 }

@@ -608,3 +608,68 @@ func TestReviewListWithoutHistorySaysWhatToDo(t *testing.T) {
 		}
 	})
 }
+
+// previewFloat is the text of the preview's float and the screen rows it covers
+// (1-based, border included), or nil text when there is none.
+type previewFloat struct {
+	Lines     []string `msgpack:"lines"`
+	Top       int      `msgpack:"top"`
+	Bottom    int      `msgpack:"bottom"`
+	CursorRow int      `msgpack:"cursor_row"`
+}
+
+func (s *session) previewFloat() previewFloat {
+	s.t.Helper()
+	return luaValue[previewFloat](s, `
+vim.cmd("redraw")
+local out = { lines = {}, top = 0, bottom = 0,
+  cursor_row = vim.fn.win_screenpos(0)[1] + vim.fn.winline() - 1 }
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= "" then
+    out.lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
+    local pos = vim.api.nvim_win_get_position(w)
+    out.top = pos[1] + 1
+    out.bottom = pos[1] + vim.api.nvim_win_get_height(w) + 2
+  end
+end
+return out`)
+}
+
+// The preview of a line lists every pending change of it, also those a later
+// pending edit overwrote, and never covers the line: on the last row of the window
+// it opens above it.
+func TestPreviewListsEveryPendingChangeBesideItsLine(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		s.cmd("set lines=24 columns=100")
+		v0 := numberedLines(40)
+		v1 := replaceLines(v0, map[int]string{30: "fifteen"})
+		path, e1 := s.openEdited("a.txt", v0, v1, "conv_1_pa", "change 30-30", "30:McpDiffChange")
+		v2 := replaceLines(v1, map[int]string{30: "FIFTEEN"})
+		e2 := s.recordEdit("conv_2_pa", path, v1, v2)
+		v3 := strings.Replace(v2, "line 31\n", "", 1)
+		e3 := s.recordEdit("conv_3_pa", path, v2, v3)
+		s.waitBuffer(path, v3)
+		eventually(t, "the change and the deletion on line 30", func() bool { return hunkText(s.hunks(path)) == "change 30-30, delete 30-30" })
+
+		for _, at := range []string{"zb", "zt"} { // line 30 on the last row, then the first
+			s.cmd("normal! 30G" + at)
+			s.cmd("McpDiffPreviewHunk")
+			f := s.previewFloat()
+			text := strings.Join(f.Lines, "\n")
+			for _, want := range []string{"3 pending changes on line 30", "edit " + e2[:8], "-fifteen",
+				"edit " + e1[:8], "under edit " + e2[:8], "-line 30", "edit " + e3[:8], "-line 31"} {
+				if !strings.Contains(text, want) {
+					t.Fatalf("%s: the preview lacks %q:\n%s", at, want, text)
+				}
+			}
+			if f.Top <= f.CursorRow && f.CursorRow <= f.Bottom {
+				t.Fatalf("%s: the preview (rows %d-%d) covers the cursor's row %d", at, f.Top, f.Bottom, f.CursorRow)
+			}
+			if row := s.screen()[f.CursorRow-1]; !strings.Contains(row, "FIFTEEN") {
+				t.Fatalf("%s: the cursor's row shows %q, not its line", at, row)
+			}
+			s.cmd("normal! k")
+			eventually(t, "the preview to close", func() bool { return len(s.previewFloat().Lines) == 0 })
+		}
+	})
+}

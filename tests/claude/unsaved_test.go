@@ -1,0 +1,81 @@
+//go:build unix
+
+package claude
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
+)
+
+// TestRealClaudeCodeManualModeUnsavedBuffer: Claude Code in its manual mode
+// (--permission-mode default, each edit a diff in Neovim) edits a file that Neovim
+// holds with unsaved changes. With mcpdiff's hooks (as :McpDiffClaude passes them)
+// the PreToolUse hook refuses the edit before any diff: Claude Code shows the
+// reason as the tool's error, the model hears it, nothing is written. Without them,
+// openDiff refuses; Claude Code asks in its terminal instead ("Opened changes in
+// Neovim", though none opened), and a yes writes the file under the buffer, which
+// keeps the user's text. :help mcpdiff-diff says the same.
+func TestRealClaudeCodeManualModeUnsavedBuffer(t *testing.T) {
+	requireTools(t)
+	bins := testenv.Neovims(t)
+	for _, hooks := range []bool{true, false} {
+		t.Run(map[bool]string{true: "with hooks", false: "without hooks"}[hooks], func(t *testing.T) {
+			w := newWorld(t)
+			a := w.write("a.txt", "one\ntwo\n")
+			v, port := w.startNeovim(bins[len(bins)-1])
+			if err := v.Command("edit " + a); err != nil {
+				t.Fatal(err)
+			}
+			if err := v.ExecLua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine, unsaved" })`, nil); err != nil {
+				t.Fatal(err)
+			}
+			api := newScriptAPI(t)
+			api.script("edit a",
+				call{"Read", map[string]any{"file_path": a}},
+				call{"Edit", map[string]any{"file_path": a, "old_string": "two", "new_string": "TWO"}},
+			)
+			args := []string{"--permission-mode", "default"}
+			if hooks {
+				args = append(args, "--settings", hookSettings(t))
+			}
+			tm := w.startClaude(api.URL(), port, args...)
+			eventually(t, "Claude Code's prompt", func() bool { return promptReady(tm.screen()) }, tm.screen)
+			tm.typeLine("edit a")
+			words := func() string { return strings.Join(strings.Fields(tm.screen()), " ") }
+			wantFile := "one\ntwo\n"
+			if hooks {
+				eventually(t, "the hook's refusal on Claude Code's screen", func() bool {
+					return strings.Contains(words(), "Error: PreToolUse:Edit hook error: "+a+" has unsaved changes in Neovim, so it was not written.")
+				}, tm.screen)
+				eventually(t, "the model's 'done'", func() bool { return api.finished("edit a") }, tm.screen)
+				if !api.received("unsaved changes in Neovim") || strings.Contains(tm.screen(), "Do you want to make this edit") {
+					t.Fatalf("the model was not told, or Claude Code asked anyway:\n%s", tm.screen())
+				}
+			} else {
+				eventually(t, "Claude Code asking in its terminal", func() bool {
+					return strings.Contains(words(), "Do you want to make this edit to a.txt?")
+				}, tm.screen)
+				if err := exec.Command("tmux", "-L", tm.socket, "send-keys", "-t", "S", "Enter").Run(); err != nil { // 1. Yes
+					t.Fatal(err)
+				}
+				eventually(t, "the model's 'done'", func() bool { return api.finished("edit a") }, tm.screen)
+				wantFile = "one\nTWO\n"
+			}
+			var buf struct {
+				Lines    []string `msgpack:"lines"`
+				Modified bool     `msgpack:"modified"`
+				Bufs     int      `msgpack:"bufs"`
+			}
+			v.ExecLua(`return { lines = vim.api.nvim_buf_get_lines(0, 0, -1, false), modified = vim.bo.modified, bufs = #vim.api.nvim_list_bufs() }`, &buf)
+			if strings.Join(buf.Lines, "|") != "mine, unsaved|two" || !buf.Modified || buf.Bufs != 1 {
+				t.Fatalf("Neovim's buffers: %+v (a proposal opened, or the buffer changed)%s", buf, neovimState(v))
+			}
+			if got, _ := w.read("a.txt"); got != wantFile {
+				t.Fatalf("a.txt holds %q, want %q", got, wantFile)
+			}
+		})
+	}
+}
