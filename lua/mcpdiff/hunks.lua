@@ -229,7 +229,7 @@ end
 
 -- hunks returns the pending hunks of buf (0 or nil: the current buffer) in its lines
 -- as they are now: tables with edit_id, conversation_id, tool, time, block (the
--- change block of the edit, from 1), start_line, end_line, kind ("add", "change",
+-- change of the edit, from 1), start_line, end_line, kind ("add", "change",
 -- "delete") and old_lines (what the block replaced). A deletion's lines are gone: it
 -- sits on the line above them (after_line; 0 when they were at the top, shown on 1).
 function M.hunks(buf)
