@@ -16,9 +16,9 @@ import (
 // --yes or the user's yes at a terminal, makes it this user's (history.Store.Adopt).
 // Without a terminal and without --yes it only shows.
 func runAdopt(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a, err := parseCLI(args, "yes", "workspace")
-	if err != nil || len(a.operands) > 0 {
-		return usageError(stderr, "adopt", err, "mcpdiff adopt [--yes] [--workspace DIR]")
+	a, err := parseFor("adopt", args)
+	if err != nil {
+		return usageError(stderr, "adopt", err)
 	}
 	store, err := openStore(a.workspace)
 	if err != nil {

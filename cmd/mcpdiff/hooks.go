@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +15,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
 )
 
-const hooksUsage = `usage: mcpdiff hooks install|uninstall|status|settings [--agent NAME|all] [--scope local|project|user] [--json]
-
-  install    put mcpdiff's hooks into the agent's configuration of the scope
+const hooksAbout = `  install    put mcpdiff's hooks into the agent's configuration of the scope
   uninstall  take out exactly what install put in
   status     say where the hooks are, and whether the agent runs them
   settings   the hooks for one run: Claude Code's --settings JSON (what :McpDiffClaude
@@ -47,8 +46,7 @@ var agentCommands = map[string]string{"claude": "claude", "codex": "codex", "gem
 // runHooks is `mcpdiff hooks`: the agents' hooks in their configuration files.
 func runHooks(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, hooksUsage)
-		return exitUsage
+		return usageError(stderr, "hooks", errors.New("say what to do: install, uninstall, status or settings"))
 	}
 	action := args[0]
 	scope, agentName, asJSON := "", "claude", false
@@ -68,8 +66,7 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 				agentName = value
 			}
 		default:
-			fmt.Fprintf(stderr, "mcpdiff hooks: unexpected argument %q\n\n%s", args[i], hooksUsage)
-			return exitUsage
+			return usageError(stderr, "hooks", fmt.Errorf("unexpected argument %q", args[i]))
 		}
 	}
 	var agents []*claudehooks.Agent
@@ -187,8 +184,7 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "mcpdiff hooks: unknown action %q\n\n%s", action, hooksUsage)
-	return exitUsage
+	return usageError(stderr, "hooks", fmt.Errorf("unknown action %q: use install, uninstall, status or settings", action))
 }
 
 // hooksEnv is where the agents started here read their configuration.

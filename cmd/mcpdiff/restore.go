@@ -14,12 +14,12 @@ import (
 // runRestore is `mcpdiff restore --file PATH [--yes]`: the file back to what its
 // history says it holds. Without --yes it only shows what that would discard.
 func runRestore(args []string, stdout, stderr io.Writer) int {
-	a, err := parseCLI(args, "file", "yes", "workspace")
+	a, err := parseFor("restore", args)
 	if err == nil && (len(a.operands) > 0 || a.file == "") {
 		err = errors.New("say which file: --file PATH")
 	}
 	if err != nil {
-		return usageError(stderr, "restore", err, "mcpdiff restore --file PATH [--yes] [--workspace DIR]")
+		return usageError(stderr, "restore", err)
 	}
 	store, err := openStore(a.workspace)
 	if err != nil {

@@ -37,16 +37,34 @@ type rootFlags []string
 func (r *rootFlags) String() string     { return strings.Join(*r, ",") }
 func (r *rootFlags) Set(v string) error { *r = append(*r, v); return nil }
 
-func runServe(args []string, stderr io.Writer) int {
+// serveOptions are the flags of `mcpdiff serve`.
+type serveOptions struct {
+	roots    rootFlags
+	toolsets *string
+	http     *string
+	nvim     *string
+	maxSize  *int64
+	fsync    *bool
+}
+
+// serveFlags declares serve's flags (also what its help lists).
+func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveOptions) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var roots rootFlags
-	fs.Var(&roots, "root", "allowed folder (repeatable); default: the client's MCP roots, else the working directory")
-	toolsets := fs.String("toolsets", "all", "comma-separated toolsets: "+strings.Join(filetools.Toolsets, ","))
-	httpAddr := fs.String("http", "", "serve streamable HTTP on this loopback address (127.0.0.1:PORT) instead of stdio")
-	nvimAddr := fs.String("nvim", os.Getenv("NVIM"), "Neovim's RPC address (default $NVIM): files with unsaved changes there are protected")
-	maxSize := fs.Int64("max-file-size", filetools.DefaultMaxFileSize, "largest text file the tools read or edit, in bytes")
-	fsync := fs.Bool("fsync", false, "fsync each written file and its folder (slower; see README)")
+	o := &serveOptions{}
+	fs.Var(&o.roots, "root", "allowed `folder` (repeatable); default: the client's MCP roots, else the working directory")
+	o.toolsets = fs.String("toolsets", "all", "comma-separated `toolsets`: "+strings.Join(filetools.Toolsets, ","))
+	o.http = fs.String("http", "", "serve streamable HTTP on this loopback `address` (127.0.0.1:PORT) instead of stdio")
+	o.nvim = fs.String("nvim", "", "Neovim's RPC `address` (default $NVIM): files with unsaved changes there are protected")
+	o.maxSize = fs.Int64("max-file-size", filetools.DefaultMaxFileSize, "largest text file the tools read or edit, in `bytes`")
+	o.fsync = fs.Bool("fsync", false, "fsync each written file and its folder (slower; see README)")
+	return fs, o
+}
+
+func runServe(args []string, stderr io.Writer) int {
+	fs, o := serveFlags(stderr)
+	toolsets, httpAddr, nvimAddr, maxSize, fsync := o.toolsets, o.http, o.nvim, o.maxSize, o.fsync
+	*nvimAddr = os.Getenv("NVIM") // the default, unless --nvim says otherwise
 	if err := fs.Parse(reorderFlags(args, fs)); err != nil {
 		return exitUsage
 	}
@@ -56,7 +74,7 @@ func runServe(args []string, stderr io.Writer) int {
 	}
 	logger := log.New(stderr, "mcpdiff serve: ", 0)
 	cfg := filetools.Config{
-		Roots: roots, MaxFileSize: *maxSize, Sync: *fsync, KeepSpares: true, Version: mcpdiff.Version, Logf: logger.Printf,
+		Roots: o.roots, MaxFileSize: *maxSize, Sync: *fsync, KeepSpares: true, Version: mcpdiff.Version, Logf: logger.Printf,
 		FileRead: keepHeapWarm().fileRead,
 	}
 	if *toolsets != "" && *toolsets != "all" {

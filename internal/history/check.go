@@ -51,9 +51,11 @@ func (s *Store) Review(ctx context.Context, f Filter) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.Conversation, err = snap.conversationNamed(f.Conversation); err != nil {
+		return nil, err
+	}
 	out := list(snap, f)
 	out.Warnings = append(notes, out.Warnings...)
-	out.snap = snap
 	if foreign != nil {
 		return out, nil // nothing is replayed from it, to compare with the files
 	}

@@ -13,9 +13,6 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
-// ErrUnknownID means an id matched no edit and no conversation.
-var ErrUnknownID = errors.New("unknown edit or conversation id")
-
 // ErrNoPendingChange means a selection by lines touched no pending change.
 var ErrNoPendingChange = errors.New("no pending change")
 
@@ -27,16 +24,16 @@ type Selection struct {
 	IDs          []string // edit ids (or unique prefixes of at least 4 characters) or conversation ids
 	Conversation string   // every edit of this conversation
 	File         string   // the pending edits of this file (absolute path)
-	// Lines narrows File to the pending change blocks that touch these lines of the
+	// Lines narrows File to the pending changes that touch these lines of the
 	// file as it is on disk: part of an edit when they cover part of it.
 	Lines []LineRange
-	Hunks []HunkRef // change blocks of edits
+	Hunks []HunkRef // changes of edits
 	// WithLater makes a reject take along every later kept edit in its way (those a
 	// plain reject refuses naming), instead of refusing.
 	WithLater bool
 }
 
-// HunkRef names one change block of an edit (Hunk.Block).
+// HunkRef names one change of an edit (Hunk.Block).
 type HunkRef struct {
 	EditID string
 	Block  int
@@ -260,7 +257,7 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 		picks := map[int]bool{}
 		for _, b := range byEdit[e.EditID] {
 			if b < 0 || b >= n {
-				return nil, nil, fmt.Errorf("%w: edit %s has no change block %d (it has %d)", ErrUnknownID, short(e.EditID), b+1, n)
+				return nil, nil, fmt.Errorf("%w: edit %s has no change %d (it has %d)", ErrUnknownID, short(e.EditID), b+1, n)
 			}
 			picks[b] = true
 		}
@@ -285,17 +282,17 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 		}
 	}
 	if sel.Conversation != "" {
-		if err := snap.refuseInvalid(sel.Conversation); err != nil {
+		conv, err := snap.conversationNamed(sel.Conversation)
+		if err != nil {
 			return nil, err
 		}
-		n := len(out)
+		if err := snap.refuseInvalid(conv); err != nil {
+			return nil, err
+		}
 		for _, e := range snap.entries {
-			if e.ConversationID == sel.Conversation {
+			if e.ConversationID == conv {
 				add(e)
 			}
-		}
-		if len(out) == n {
-			return nil, fmt.Errorf("%w: no conversation %s", ErrUnknownID, sel.Conversation)
 		}
 	}
 	for _, id := range sel.IDs {
@@ -310,22 +307,22 @@ func selectEntries(snap *snapshot, sel Selection) ([]*Entry, error) {
 	return out, nil
 }
 
-// lookup is Lookup among the entries a decision may act on: an id that names an
+// lookup is Named among the entries a decision may act on: an id that names an
 // invalid entry, or a conversation holding one, is refused saying why.
 func (snap *snapshot) lookup(id string) ([]*Entry, error) {
 	if err := snap.refuseInvalid(id); err != nil {
 		return nil, err
 	}
-	return Lookup(snap.entries, id)
+	return Named(snap.entries, id)
 }
 
 // refuseInvalid fails when id names an invalid entry or a conversation holding one.
 func (snap *snapshot) refuseInvalid(id string) error {
-	bad, err := Lookup(snap.invalid, id)
+	bad, err := Named(snap.invalid, id)
 	if err != nil || len(bad) == 0 {
 		return nil
 	}
-	if valid, err := Lookup(snap.entries, id); err == nil && len(valid) == 1 && valid[0].EditID == id {
+	if valid, err := Named(snap.entries, id); err == nil && len(valid) == 1 && valid[0].EditID == id {
 		return nil // a whole id of a valid entry, which also prefixes or names something invalid
 	}
 	what := "edit " + short(bad[0].EditID)
@@ -333,40 +330,6 @@ func (snap *snapshot) refuseInvalid(id string) error {
 		what = "conversation " + id + " holds edit " + short(bad[0].EditID) + ", which"
 	}
 	return fmt.Errorf("%w: %s is invalid: %s; no decision acts on it (`mcpdiff cleanup` drops its conversation once the rest of it is decided)", ErrInvalidEntry, what, bad[0].invalid)
-}
-
-// Lookup finds the entries an id names: an edit id, a unique prefix of one (at
-// least 4 characters), a conversation id, or a prefix of one conversation's id (at
-// least 4 characters, as `status` may show it shortened).
-func Lookup(entries []*Entry, id string) ([]*Entry, error) {
-	var conv, prefix, convPrefix []*Entry
-	convs := map[string]bool{}
-	for _, e := range entries {
-		switch {
-		case e.EditID == id:
-			return []*Entry{e}, nil
-		case e.ConversationID == id:
-			conv = append(conv, e)
-		case len(id) >= 4 && strings.HasPrefix(e.EditID, id):
-			prefix = append(prefix, e)
-		case len(id) >= 4 && strings.HasPrefix(e.ConversationID, id):
-			convPrefix = append(convPrefix, e)
-			convs[e.ConversationID] = true
-		}
-	}
-	switch {
-	case len(conv) > 0:
-		return conv, nil
-	case len(prefix) == 1:
-		return prefix, nil
-	case len(prefix) > 1:
-		return nil, fmt.Errorf("%w: %q matches %d edits; give more characters", ErrUnknownID, id, len(prefix))
-	case len(convs) == 1:
-		return convPrefix, nil
-	case len(convs) > 1:
-		return nil, fmt.Errorf("%w: %q matches %d conversations; give more characters", ErrUnknownID, id, len(convs))
-	}
-	return nil, fmt.Errorf("%w: %q (see `mcpdiff status`)", ErrUnknownID, id)
 }
 
 // touchedLineages are the files a decision looks at: those of the picked edits and

@@ -74,7 +74,7 @@ type Entry struct {
 	// Lines the diff adds and removes (absent in entries of older stores: see Counts).
 	Added   *int `json:"added,omitempty"`
 	Removed *int `json:"removed,omitempty"`
-	// The status of each change block of the diff, only while they differ (see
+	// The status of each change of the diff, only while they differ (see
 	// partial.go); Status then says pending or accepted.
 	HunkStatus []Status `json:"hunk_status,omitempty"`
 

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
-// Hunk is one pending change block of an edit, where it is in the file now: the
+// Hunk is one pending change of an edit, where it is in the file now: the
 // lines the block wrote that no later kept change replaced, followed through every
 // later step to the file as the decisions want it, which is what is on disk.
 type Hunk struct {
@@ -20,7 +20,7 @@ type Hunk struct {
 	Title          string // the conversation's title, when known
 	ToolName       string
 	Timestamp      string
-	Block          int // index of the block among the edit's change blocks
+	Block          int // index of the block among the edit's changes
 	// Start and End are the 1-based lines (inclusive) in the file as it is on disk.
 	// The lines of a deletion are gone: Start = End = the line above them, or 1 when
 	// they were at the top (Removed is then 0).

@@ -28,6 +28,9 @@ func (s *Store) List(f Filter) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.Conversation, err = snap.conversationNamed(f.Conversation); err != nil {
+		return nil, err
+	}
 	out := list(snap, f)
 	if err := s.Foreign(); err != nil {
 		out.Warnings = append([]string{err.Error()}, out.Warnings...)
@@ -37,7 +40,7 @@ func (s *Store) List(f Filter) (*Listing, error) {
 
 // list lists the entries matching f, the invalid ones too, in recorded order.
 func list(snap *snapshot, f Filter) *Listing {
-	out := &Listing{Warnings: append(append([]string(nil), snap.warnings...), snap.invalidNotes...)}
+	out := &Listing{Warnings: append(append([]string(nil), snap.warnings...), snap.invalidNotes...), snap: snap}
 	all := snap.entries
 	if len(snap.invalid) > 0 {
 		all = append(append([]*Entry(nil), snap.entries...), snap.invalid...)
@@ -58,13 +61,13 @@ func list(snap *snapshot, f Filter) *Listing {
 	return out
 }
 
-// Resolve finds the entries an id names (see Lookup), invalid ones too.
-func (s *Store) Resolve(id string) ([]*Entry, error) {
+// Named finds the entries an id names (see Named), invalid ones too.
+func (s *Store) Named(id string) ([]*Entry, error) {
 	snap, err := s.load()
 	if err != nil {
 		return nil, err
 	}
-	return Lookup(list(snap, Filter{}).Entries, id)
+	return Named(list(snap, Filter{}).Entries, id)
 }
 
 // Diff is the unified diff of one entry; a move is shown as git shows a rename.

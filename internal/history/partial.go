@@ -1,6 +1,6 @@
 package history
 
-// Decisions on part of an edit. An edit's diff splits into change blocks (its
+// Decisions on part of an edit. An edit's diff splits into changes (its
 // zero-context hunks, in order); each block can be accepted or rejected on its own.
 // The log keeps the edit's status in "status" and, only while its blocks differ, the
 // status of each block in the optional "hunk_status" list. Stores written before

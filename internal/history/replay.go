@@ -372,7 +372,7 @@ func (p *replayer) apply(st *step) error {
 	return p.keep(st, blocks, v)
 }
 
-// blocks reads a step's diff as zero-context change blocks (none for a move or delete).
+// blocks reads a step's diff as zero-context changes (none for a move or delete).
 func (p *replayer) blocks(st *step) ([]udiff.Block, error) {
 	if !st.existsAfter() || st.diffFile() == nil {
 		return nil, nil
@@ -380,7 +380,7 @@ func (p *replayer) blocks(st *step) ([]udiff.Block, error) {
 	return p.store.diffBlocks(*st.diffFile())
 }
 
-// diffBlocks reads a diff of the store as zero-context change blocks. Diffs are
+// diffBlocks reads a diff of the store as zero-context changes. Diffs are
 // never rewritten (each is named by its edit or rebuild), so they are kept in
 // memory: a replay reads every diff of a file, and a decision replays twice.
 func (s *Store) diffBlocks(rel string) ([]udiff.Block, error) {

@@ -122,7 +122,7 @@ function M.resolve(action, id, opts)
         notify(("no pending change on %s of %s"):format(lines, rel), vim.log.levels.WARN)
         return finish(false)
       end
-      -- The change blocks the user sees there, by edit: what the lines mean now.
+      -- The changes the user sees there, by edit: what the lines mean now.
       args = { action }
       for _, h in ipairs(touched) do
         table.insert(args, h.edit_id .. ":" .. h.block)

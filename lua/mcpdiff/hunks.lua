@@ -229,8 +229,8 @@ end
 
 -- hunks returns the pending hunks of buf (0 or nil: the current buffer) in its lines
 -- as they are now: tables with edit_id, conversation_id, tool, time, block (the
--- change block of the edit, from 1), start_line, end_line, kind ("add", "change",
--- "delete") and old_lines (what the block replaced), and beneath (when pending
+-- change of the edit, from 1), start_line, end_line, kind ("add", "change",
+-- "delete") and old_lines (what the change replaced), and beneath (when pending
 -- changes lie under this one: they wrote the lines it replaced; each with the same
 -- fields but the lines). A deletion's lines are gone: it sits on the line above
 -- them (after_line; 0 when they were at the top, shown on 1).

@@ -391,7 +391,7 @@ func TestRejectLinesOfAnEdit(t *testing.T) {
 	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
 	id := s.entries()[0]["edit_id"].(string)
 	out, errOut, code := cliSplit(t, s.dir, "reject", "--file", "a.txt", "--lines", "5-6")
-	if code != 0 || !strings.Contains(out, "rejected 1 change block of edit "+id) {
+	if code != 0 || !strings.Contains(out, "rejected 1 change of edit "+id) {
 		t.Fatalf("reject --lines: %d %s %s", code, out, errOut)
 	}
 	s.expect("a.txt", "1\nTWO\n3\n4\n5\n6\n7\n")
@@ -422,9 +422,9 @@ func TestRejectLinesOfAnEdit(t *testing.T) {
 	}
 }
 
-// ID:N names one change block of an edit; status --review gives the rows of
+// ID:N names one change of an edit; status --review gives the rows of
 // Neovim's review list.
-func TestChangeBlockOperandsAndReviewRows(t *testing.T) {
+func TestChangeOperandsAndReviewRows(t *testing.T) {
 	s := start(t)
 	s.Write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
 	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
@@ -438,7 +438,7 @@ func TestChangeBlockOperandsAndReviewRows(t *testing.T) {
 			t.Fatalf("reject %s: %d %s", bad, code, errOut)
 		}
 	}
-	if _, errOut, code := cliSplit(t, s.dir, "reject", id+":3"); code != 1 || !strings.Contains(errOut, "has no change block 3") {
+	if _, errOut, code := cliSplit(t, s.dir, "reject", id+":3"); code != 1 || !strings.Contains(errOut, "has no change 3") {
 		t.Fatalf("reject ID:3: %d %s", code, errOut)
 	}
 	out, _, code := cliSplit(t, s.dir, "status", "--review")
