@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
@@ -351,7 +352,15 @@ func TestTitlesInStatusAndShow(t *testing.T) {
 	if code != 0 || len(lines) != 2 || !strings.HasSuffix(lines[0], "TITLE") || !strings.HasSuffix(lines[1], "Make a louder") {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
-	conv := strings.Fields(lines[1])[5] // EDIT, TIME (date and time), STATUS, OP, CONVERSATION
+	var entries []history.Entry
+	out, _, _ = testenv.Run(t, w.command(w.agentEnv(), "status", "--json"))
+	if err := json.Unmarshal([]byte(out), &entries); err != nil || len(entries) != 1 {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	conv := entries[0].ConversationID
+	if !strings.Contains(lines[1], conv[:len("gemini_")+4]) {
+		t.Fatalf("status shows no id of conversation %s:\n%s", conv, lines[1])
+	}
 	out, _, code = testenv.Run(t, w.command(w.agentEnv(), "show", conv[:12]))
 	if code != 0 || !strings.Contains(out, "prompt: Make a louder\n") || !strings.Contains(out, "+A") {
 		t.Fatalf("show %s: exit %d\n%s", conv[:12], code, out)

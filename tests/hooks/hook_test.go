@@ -186,10 +186,14 @@ func TestReadOnlyWorkspace(t *testing.T) {
 	}
 }
 
-// TestHookNeverExitsTwo: exit code 2 would block the tool; misuse gets 1.
+// TestHookNeverExitsTwo: exit code 2 would block the tool; misuse gets 1 (and --help,
+// which only a person types, its help and 0).
 func TestHookNeverExitsTwo(t *testing.T) {
 	w := newWS(t)
-	for _, args := range [][]string{{"hook", "extra"}, {"hook", "--help"}} {
+	if out, _, code := testenv.Run(t, w.command(nil, "hook", "--help")); code != 0 || !strings.Contains(out, "mcpdiff hook") {
+		t.Fatalf("hook --help: exit %d %q", code, out)
+	}
+	for _, args := range [][]string{{"hook", "extra"}, {"hook", "--bogus"}} {
 		cmd := w.command(nil, args...)
 		cmd.Stdin = strings.NewReader(w.event("PreToolUse", "s", "p", "t", "a.txt"))
 		if _, errOut, code := testenv.Run(t, cmd); code != 1 || errOut == "" {
