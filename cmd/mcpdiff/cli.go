@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/termsafe"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
@@ -59,6 +61,8 @@ func parseFor(name string, args []string) (*cliArgs, error) {
 	switch {
 	case err != nil:
 		return nil, err
+	case c.operands == 0 && len(a.operands) == 1 && a.file == "" && slices.Contains(c.flags, "file"):
+		return nil, fmt.Errorf("say which file with --file: `%s`", shell.Command("mcpdiff", name, "--file", a.operands[0]))
 	case c.operands == 0 && len(a.operands) > 0:
 		return nil, fmt.Errorf("unexpected argument %q", a.operands[0])
 	case c.operands == 1 && len(a.operands) == 0:

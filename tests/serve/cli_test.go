@@ -50,7 +50,7 @@ func TestStatusAndShow(t *testing.T) {
 		t.Fatalf("status table:\n%s", out)
 	}
 	for i, l := range lines[1:] {
-		for _, want := range []string{ids[i], "pending", "edit", "conv_", "a.txt"} {
+		for _, want := range []string{ids[i][:8], "pending", "edit", "conv_", "a.txt"} {
 			if !strings.Contains(l, want) {
 				t.Fatalf("row %q lacks %q", l, want)
 			}
@@ -74,7 +74,7 @@ func TestStatusAndShow(t *testing.T) {
 		t.Fatalf("show of a conversation should hold three diffs:\n%s", conv)
 	}
 	out, _, _ = cliSplit(t, s.dir, "status", "--status", "rejected")
-	if !strings.Contains(out, "no recorded edits") {
+	if !strings.Contains(out, "no rejected edits") {
 		t.Fatalf("filtered status: %q", out)
 	}
 	out, _, _ = cliSplit(t, t.TempDir(), "status", "--workspace", s.dir, "--json", "--file", s.Path("a.txt"))
@@ -400,7 +400,7 @@ func TestRejectLinesOfAnEdit(t *testing.T) {
 		t.Fatalf("status:\n%s", status)
 	}
 	show, _, _ := cliSplit(t, s.dir, "show", id)
-	if !strings.Contains(show, "partly rejected") || !strings.Contains(show, "1 pending, 2 rejected") {
+	if !strings.Contains(show, "partly rejected") || !strings.Contains(show, "changes: [1] pending, [2] rejected") {
 		t.Fatalf("show:\n%s", show)
 	}
 	// No pending change there any more: said, nothing done.

@@ -293,7 +293,7 @@ func TestPlantedVersionControlWritesAreRefused(t *testing.T) {
 				r.refused(args, "is not yours", "mcpdiff adopt")
 			}
 			out, errOut, code := r.run("status")
-			if code != 0 || !strings.Contains(errOut, "warning: the edit history in "+r.Root+" is not yours") || !strings.Contains(out, id) {
+			if code != 0 || !strings.Contains(errOut, "warning: the edit history in "+r.Root+" is not yours") || !strings.Contains(out, id[:8]) {
 				t.Fatalf("status: exit %d\n%s\n%s", code, out, errOut)
 			}
 			r.untouched()
@@ -321,7 +321,7 @@ func TestPlantedVersionControlWritesAreRefused(t *testing.T) {
 			if _, errOut, code := r.run("cleanup", "--yes"); code != 0 {
 				t.Fatalf("cleanup: %s", errOut)
 			}
-			if out, _, _ := r.run("status"); strings.Contains(out, id) {
+			if out, _, _ := r.run("status"); strings.Contains(out, id[:8]) {
 				t.Fatalf("cleanup left the invalid entry: %s", out)
 			}
 		})
@@ -723,7 +723,7 @@ func TestUnreadablePlanIsAClearError(t *testing.T) {
 		t.Fatalf("reject: exit %d %q", code, errOut)
 	}
 	out, errOut, code := runLimited(t, s.dir, nil, "", 20*time.Second, "status")
-	if code != 0 || !strings.Contains(errOut, "cannot be completed now") || !strings.Contains(out, ids[1]) {
+	if code != 0 || !strings.Contains(errOut, "cannot be completed now") || !strings.Contains(out, ids[1][:8]) {
 		t.Fatalf("status: exit %d %s %s", code, out, errOut)
 	}
 	if _, err := os.Lstat(plan); err != nil || s.Read("a.txt") != before {
