@@ -289,7 +289,7 @@ func (b *bridge) startServer(info neovimInfo) error {
 
 		NvimServer: info.Server,
 	})
-	b.editor.Decider = s
+	b.editor.Answers = s
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("start the IDE server: %w", err)
 	}

@@ -18,19 +18,19 @@ import (
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 )
 
-// Decider receives the user's answer to a diff (ide.Server implements it).
-type Decider interface {
-	Decide(tabName string, accepted bool, text string)
+// Answerer receives the user's answer to a diff (ide.Server implements it).
+type Answerer interface {
+	Answer(tabName string, accepted bool, text string)
 }
 
 // Editor implements ide.Editor on a Neovim that runs the mcpdiff Lua plugin.
-// Set Decider before the first OpenDiff.
+// Set Answers before the first OpenDiff.
 type Editor struct {
 	v    *nvimrpc.Nvim
 	logf func(format string, args ...any)
 
-	// Decider gets the answers the user gives in Neovim.
-	Decider Decider
+	// Answers receives what the user answers in Neovim.
+	Answers Answerer
 
 	// How to wait for the agent to write an accepted file before reloading its
 	// buffers (variables so tests can shorten them).
@@ -175,14 +175,14 @@ func (e *Editor) dropHalfDrawn(tabName string) {
 // CloseDiff tears the view down. For an accepted diff it then waits (in the
 // background, the client writes the file after this returns) for the file to change
 // and reloads its unmodified buffers.
-func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Outcome) error {
+func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Teardown) error {
 	path, accepted, known := e.forget(tabName)
 	reason := closedByClient
-	if outcome == ide.Accepted {
+	if outcome == ide.ClientWrites {
 		reason = closedAccepted
 	}
 	err := closeView(ctx, e.v, "close the diff", tabName, reason)
-	if outcome == ide.Accepted && known {
+	if outcome == ide.ClientWrites && known {
 		e.reloadWhenWritten(path, accepted)
 	}
 	if err != nil {
@@ -214,7 +214,7 @@ func (e *Editor) lookup(tabName string) *shownDiff {
 // (Neovim shows one empty line either way), which is the empty text.
 func (e *Editor) accept(tabName string, changed, empty bool) {
 	d := e.lookup(tabName)
-	if d == nil || e.Decider == nil {
+	if d == nil || e.Answers == nil {
 		return
 	}
 	text := d.proposal
@@ -231,7 +231,7 @@ func (e *Editor) accept(tabName string, changed, empty bool) {
 		if err != nil {
 			// Without the user's text, nothing must be written.
 			e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", tabName, err)
-			e.Decider.Decide(tabName, false, "")
+			e.Answers.Answer(tabName, false, "")
 			return
 		}
 		text = d.format.joinLines(lines)
@@ -239,12 +239,12 @@ func (e *Editor) accept(tabName string, changed, empty bool) {
 	e.mu.Lock()
 	d.accepted = text
 	e.mu.Unlock()
-	e.Decider.Decide(tabName, true, text)
+	e.Answers.Answer(tabName, true, text)
 }
 
 func (e *Editor) reject(tabName string) {
-	if e.Decider != nil {
-		e.Decider.Decide(tabName, false, "")
+	if e.Answers != nil {
+		e.Answers.Answer(tabName, false, "")
 	}
 }
 

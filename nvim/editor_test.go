@@ -56,7 +56,7 @@ func BenchmarkOpenDiff(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				if err := e.CloseDiff(ctx, tab, ide.Rejected); err != nil {
+				if err := e.CloseDiff(ctx, tab, ide.NothingWritten); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

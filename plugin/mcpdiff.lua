@@ -13,9 +13,18 @@ local plain = {
   { "McpDiffStop", "mcpdiff.bridge", "stop", "stop the bridge, remove its lock file" },
   { "McpDiffStatus", "mcpdiff.review", "open", "bridge status and edit history review" },
   { "McpDiffQuickfix", "mcpdiff", "quickfix", "pending edits of the history in the quickfix list" },
-  { "McpDiffNextHunk", "mcpdiff", "next_hunk", "go to the next pending edit" },
-  { "McpDiffPrevHunk", "mcpdiff", "prev_hunk", "go to the previous pending edit" },
-  { "McpDiffPreviewHunk", "mcpdiff", "preview_hunk", "preview the pending edit under the cursor" },
+  { "McpDiffNextPending", "mcpdiff", "next_pending", "go to the next pending change" },
+  { "McpDiffPrevPending", "mcpdiff", "prev_pending", "go to the previous pending change" },
+  {
+    "McpDiffPreviewPending",
+    "mcpdiff",
+    "preview_pending",
+    "preview the pending changes of the cursor's line",
+  },
+  -- The names before 0.3, kept for one release ("hunk" is a proposal's word).
+  { "McpDiffNextHunk", "mcpdiff", "next_pending", "old name of :McpDiffNextPending" },
+  { "McpDiffPrevHunk", "mcpdiff", "prev_pending", "old name of :McpDiffPrevPending" },
+  { "McpDiffPreviewHunk", "mcpdiff", "preview_pending", "old name of :McpDiffPreviewPending" },
 }
 for _, c in ipairs(plain) do
   local name, module, fn, desc = c[1], c[2], c[3], c[4]

@@ -22,7 +22,7 @@ func BenchmarkOpenDiffRoundTrip(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				wait := c.openShown(s, path, contents, tabA)
-				s.Decide(tabA, true, contents)
+				s.Answer(tabA, true, contents)
 				if texts := c.texts(wait()); len(texts) != 2 || texts[0] != "FILE_SAVED" {
 					b.Fatalf("answer %q", texts)
 				}

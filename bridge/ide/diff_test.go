@@ -59,7 +59,7 @@ func TestOpenDiffAcceptAnswersTheExactText(t *testing.T) {
 			if !reflect.DeepEqual(req, want) {
 				t.Fatalf("editor got %+v, want %+v", req, want)
 			}
-			s.Decide(tabA, true, tt.accepted)
+			s.Answer(tabA, true, tt.accepted)
 			wantTexts(t, c.texts(wait()), "FILE_SAVED", tt.accepted)
 			if got, _ := os.ReadFile(path); string(got) != tt.before {
 				t.Errorf("the server wrote the file: %q", got)
@@ -70,13 +70,13 @@ func TestOpenDiffAcceptAnswersTheExactText(t *testing.T) {
 
 func TestOpenDiffRejectAnswersDiffRejected(t *testing.T) {
 	s, c, _, wait := shownDiff(t)
-	s.Decide(tabA, false, "")
+	s.Answer(tabA, false, "")
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
 	if st := s.Status().Diffs; len(st) != 1 || st[0].Status != "rejected" {
 		t.Errorf("Status().Diffs = %+v, want the rejected diff until close_tab", st)
 	}
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Rejected}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
 		t.Errorf("CloseDiff %+v, want %s rejected", got, tabA)
 	}
 }
@@ -89,7 +89,7 @@ func TestOpenDiffOfAMissingFileIsANewFile(t *testing.T) {
 	if req := s.editor.waitOpened(t); !req.NewFile || req.Original != nil {
 		t.Errorf("DiffRequest of a missing file: NewFile %v, Original %q; want true, nil", req.NewFile, req.Original)
 	}
-	s.Decide(tabA, true, "fresh\n")
+	s.Answer(tabA, true, "fresh\n")
 	wantTexts(t, c.texts(wait()), "FILE_SAVED", "fresh\n")
 }
 
@@ -99,10 +99,10 @@ func TestCloseTabWhilePendingRejectsTheDiff(t *testing.T) {
 	// The CLI's terminal prompt answered first; close_tab is the only cancellation.
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Rejected}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
 		t.Errorf("CloseDiff %+v, want %s rejected", got, tabA)
 	}
-	s.Decide(tabA, true, "too late") // a no-op now
+	s.Answer(tabA, true, "too late") // a no-op now
 	if n := len(s.Status().Diffs); n != 0 {
 		t.Errorf("%d diffs left after close_tab", n)
 	}
@@ -110,7 +110,7 @@ func TestCloseTabWhilePendingRejectsTheDiff(t *testing.T) {
 
 func TestCloseTabTwiceIsIdempotent(t *testing.T) {
 	s, c, _, wait := shownDiff(t)
-	s.Decide(tabA, true, "b\n")
+	s.Answer(tabA, true, "b\n")
 	wantTexts(t, c.texts(wait()), "FILE_SAVED", "b\n")
 
 	// As the CLI does: two close_tabs 1 ms apart, concurrently.
@@ -118,7 +118,7 @@ func TestCloseTabTwiceIsIdempotent(t *testing.T) {
 	second := c.callTool("close_tab", map[string]any{"tab_name": tabA})
 	wantTexts(t, c.texts(first()), "TAB_CLOSED")
 	wantTexts(t, c.texts(second()), "TAB_CLOSED")
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Accepted}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, ClientWrites}) {
 		t.Errorf("CloseDiff %+v, want %s accepted", got, tabA)
 	}
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
@@ -141,13 +141,13 @@ func TestAfterDiffsRunsWhenTheLastOpenDiffCloses(t *testing.T) {
 		wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
 	}
 
-	s.Decide(tabA, true, "A\n")
+	s.Answer(tabA, true, "A\n")
 	wantTexts(t, c.texts(waitA()), "FILE_SAVED", "A\n")
 	closeTab(tabA)
 	if n := after.Load(); n != 0 {
 		t.Fatalf("AfterDiffs ran %d times while %s was still open", n, tabB)
 	}
-	s.Decide(tabB, false, "")
+	s.Answer(tabB, false, "")
 	wantTexts(t, c.texts(waitB()), "DIFF_REJECTED", tabB)
 	closeTab(tabB)
 	if n := after.Load(); n != 1 {
@@ -167,13 +167,13 @@ func TestSameTabNameReplacesAPendingDiff(t *testing.T) {
 	second := c.callTool("openDiff", diffArgs(path, "second\n", tabA))
 
 	wantTexts(t, c.texts(first()), "DIFF_REJECTED", tabA)
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Rejected}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
 		t.Errorf("CloseDiff %+v, want the replaced diff torn down as rejected", got)
 	}
 	if req := s.editor.waitOpened(t); req.Contents != "second\n" {
 		t.Fatalf("second diff shows %q", req.Contents)
 	}
-	s.Decide(tabA, true, "second\n")
+	s.Answer(tabA, true, "second\n")
 	wantTexts(t, c.texts(second()), "FILE_SAVED", "second\n")
 }
 
@@ -184,7 +184,7 @@ func TestCloseAllDiffTabsClosesOnlyOursAndStartsANewConversation(t *testing.T) {
 	dir := t.TempDir()
 	pending := c.openShown(s, filepath.Join(dir, "p.txt"), "p\n", "✻ [Claude Code] p.txt (000001) ⧉")
 	saved := c.openShown(s, filepath.Join(dir, "s.txt"), "s\n", "✻ [Claude Code] s.txt (000002) ⧉")
-	s.Decide("✻ [Claude Code] s.txt (000002) ⧉", true, "s\n")
+	s.Answer("✻ [Claude Code] s.txt (000002) ⧉", true, "s\n")
 	wantTexts(t, c.texts(saved()), "FILE_SAVED", "s\n")
 	othersDiff := other.openShown(s, filepath.Join(dir, "o.txt"), "o\n", "✻ [Claude Code] o.txt (000003) ⧉")
 	convBefore := s.Status().Clients[0].Conversation
@@ -193,8 +193,8 @@ func TestCloseAllDiffTabsClosesOnlyOursAndStartsANewConversation(t *testing.T) {
 	wantTexts(t, c.texts(pending()), "DIFF_REJECTED", "✻ [Claude Code] p.txt (000001) ⧉")
 	closed := map[closeCall]bool{s.editor.waitClosed(t): true, s.editor.waitClosed(t): true}
 	for _, want := range []closeCall{
-		{"✻ [Claude Code] p.txt (000001) ⧉", Rejected},
-		{"✻ [Claude Code] s.txt (000002) ⧉", Accepted},
+		{"✻ [Claude Code] p.txt (000001) ⧉", NothingWritten},
+		{"✻ [Claude Code] s.txt (000002) ⧉", ClientWrites},
 	} {
 		if !closed[want] {
 			t.Errorf("CloseDiff calls %v lack %+v", closed, want)
@@ -209,7 +209,7 @@ func TestCloseAllDiffTabsClosesOnlyOursAndStartsANewConversation(t *testing.T) {
 	}
 	wantTexts(t, c.texts(c.callTool("closeAllDiffTabs", map[string]any{})()), "CLOSED_0_DIFF_TABS")
 
-	s.Decide("✻ [Claude Code] o.txt (000003) ⧉", false, "")
+	s.Answer("✻ [Claude Code] o.txt (000003) ⧉", false, "")
 	wantTexts(t, other.texts(othersDiff()), "DIFF_REJECTED", "✻ [Claude Code] o.txt (000003) ⧉")
 }
 
@@ -219,11 +219,11 @@ func TestDisconnectRejectsPendingDiffsAndKeepsSavedOnes(t *testing.T) {
 	dir := t.TempDir()
 	c.openShown(s, filepath.Join(dir, "p.txt"), "p\n", "pending tab")
 	saved := c.openShown(s, filepath.Join(dir, "s.txt"), "s\n", "saved tab")
-	s.Decide("saved tab", true, "s\n")
+	s.Answer("saved tab", true, "s\n")
 	wantTexts(t, c.texts(saved()), "FILE_SAVED", "s\n")
 
 	c.conn.CloseNow()
-	if got := s.editor.waitClosed(t); got != (closeCall{"pending tab", Rejected}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{"pending tab", NothingWritten}) {
 		t.Errorf("CloseDiff %+v, want the pending diff rejected", got)
 	}
 	s.logs.waitFor(t, "disconnected")
@@ -242,8 +242,8 @@ func TestTwoClientsGetTheirOwnAnswers(t *testing.T) {
 	wait2 := c2.callTool("openDiff", diffArgs(filepath.Join(dir, "two.txt"), "2\n", "tab two"))
 	s.editor.waitOpened(t)
 	s.editor.waitOpened(t)
-	s.Decide("tab two", true, "two accepted\n")
-	s.Decide("tab one", false, "")
+	s.Answer("tab two", true, "two accepted\n")
+	s.Answer("tab one", false, "")
 	wantTexts(t, c2.texts(wait2()), "FILE_SAVED", "two accepted\n")
 	wantTexts(t, c1.texts(wait1()), "DIFF_REJECTED", "tab one")
 	if n := len(s.Status().Clients); n != 2 {
@@ -278,7 +278,7 @@ func TestOpenDiffEditorFailureIsAToolErrorAndLeavesNothing(t *testing.T) {
 			if n := len(s.Status().Diffs); n != 0 {
 				t.Errorf("%d diffs registered after a failed openDiff", n)
 			}
-			s.Decide(tabA, true, "b\n") // no-op
+			s.Answer(tabA, true, "b\n") // no-op
 		})
 	}
 }
@@ -298,10 +298,10 @@ func TestOpenDiffRefusesAFolderAndRelativePaths(t *testing.T) {
 	}
 }
 
-func TestDecideForAnUnknownTabIsANoOp(t *testing.T) {
+func TestAnswerForAnUnknownTabIsANoOp(t *testing.T) {
 	s := startServer(t, nil, nil)
-	s.Decide("never opened", true, "x")
-	s.Decide("never opened", false, "")
+	s.Answer("never opened", true, "x")
+	s.Answer("never opened", false, "")
 	if calls := s.editor.callLog(); len(calls) != 0 {
 		t.Errorf("editor calls: %v", calls)
 	}
@@ -335,7 +335,7 @@ func TestOpenDiffCarriesAFiftyMegabyteFrame(t *testing.T) {
 		t.Fatalf("the editor got %d bytes of contents, want %d", len(req.Contents), lines*(len(line)+1))
 	}
 	t.Logf("a %d-byte openDiff frame reached the editor after %v", len(frame), time.Since(start))
-	s.Decide("big", false, "")
+	s.Answer("big", false, "")
 	wantTexts(t, c.texts(c.await(answer, "openDiff")), "DIFF_REJECTED", "big")
 }
 
@@ -344,7 +344,7 @@ func TestOpenDiffEndsWhenTheRequestIsCancelled(t *testing.T) {
 	c := connectReady(t, s)
 	wait := c.openShown(s, writeFile(t, "a.txt", "a\n"), "b\n", tabA)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + c.lastID() + `}}`)
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Rejected}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
 		t.Errorf("CloseDiff %+v, want the cancelled diff rejected", got)
 	}
 	// mcp-go still answers a cancelled request; either answer is acceptable, as long
@@ -376,7 +376,7 @@ func TestCloseTabWhileTheEditorIsStillDrawingClosesTheViewAfterwards(t *testing.
 	s.editor.waitClosed(t) // came before the view exists
 	close(gate)
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Rejected}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
 		t.Errorf("CloseDiff %+v, want the view closed once it was drawn", got)
 	}
 }
@@ -407,6 +407,6 @@ func TestOpenDiffTheFastReaderDeclinesStillWorks(t *testing.T) {
 	if req.Contents != "x\uFFFDy" {
 		t.Fatalf("contents %q", req.Contents)
 	}
-	s.Decide(tabA, true, "done\n")
+	s.Answer(tabA, true, "done\n")
 	wantTexts(t, c.texts(c.await(ch, "openDiff")), "FILE_SAVED", "done\n")
 }

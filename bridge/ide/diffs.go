@@ -244,9 +244,9 @@ func (s *Server) closeDiffs(diffs []*diff) {
 // d has left pending (and Server.diffs) before, so its status is final.
 func (s *Server) teardown(d *diff) {
 	s.mu.Lock()
-	outcome := Rejected
+	outcome := NothingWritten
 	if d.status == diffSaved {
-		outcome = Accepted
+		outcome = ClientWrites
 	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), s.editorTimeout)
@@ -256,10 +256,10 @@ func (s *Server) teardown(d *diff) {
 	}
 }
 
-// Decide reports the user's answer to a pending diff: accepted (:w) with the exact
+// Answer reports the user's answer to a pending diff: accepted (:w) with the exact
 // text to save, or rejected (the proposal was closed). Unknown or already answered
 // tabs are ignored.
-func (s *Server) Decide(tabName string, accepted bool, text string) {
+func (s *Server) Answer(tabName string, accepted bool, text string) {
 	s.mu.Lock()
 	d := s.diffs[tabName]
 	resolved := d != nil && s.resolveLocked(d, diffAnswer{accepted: accepted, text: text})

@@ -12,12 +12,12 @@ type DiffRequest struct {
 	Original []byte // OldPath's bytes when openDiff arrived (nil for a new file)
 }
 
-// Outcome is how a diff ended, as far as the editor's teardown cares.
-type Outcome int
+// Teardown is how a diff ended, as far as the editor's teardown cares.
+type Teardown int
 
 const (
-	Rejected Outcome = iota // nothing will be written
-	Accepted                // the client writes the accepted text: reload unmodified buffers after
+	NothingWritten Teardown = iota // nothing will be written
+	ClientWrites                   // the client writes the accepted text: reload unmodified buffers after
 )
 
 // ToolError is a JSON-RPC error a tool answers with (code -32000 tool failure,
@@ -41,11 +41,11 @@ func (e *ToolError) Error() string {
 type Editor interface {
 	// OpenDiff draws the proposal and returns once it is shown (or fails, e.g. with a
 	// *ToolError when the file's buffer has unsaved changes). The user's answer comes
-	// later through Server.Decide.
+	// later through Server.Answer.
 	OpenDiff(ctx context.Context, req DiffRequest) error
 	// CloseDiff tears tabName's view down. With Accepted, buffers of the file that
 	// have no unsaved changes are reloaded once the client has written the file.
-	CloseDiff(ctx context.Context, tabName string, outcome Outcome) error
+	CloseDiff(ctx context.Context, tabName string, outcome Teardown) error
 	// Query runs one of the simple tools (openFile, getDiagnostics,
 	// getCurrentSelection, getLatestSelection, getOpenEditors, getWorkspaceFolders,
 	// checkDocumentDirty, saveDocument) and returns the text of its one result item,

@@ -28,7 +28,7 @@ const cliInitialize = ideclient.CLIInitialize
 
 type closeCall struct {
 	tab     string
-	outcome Outcome
+	outcome Teardown
 }
 
 // fakeEditor records every call and lets a test hold OpenDiff or fail it.
@@ -107,7 +107,7 @@ func (e *fakeEditor) OpenDiff(ctx context.Context, req DiffRequest) error {
 	return nil
 }
 
-func (e *fakeEditor) CloseDiff(_ context.Context, tab string, outcome Outcome) error {
+func (e *fakeEditor) CloseDiff(_ context.Context, tab string, outcome Teardown) error {
 	e.record(fmt.Sprintf("CloseDiff %s %d", tab, outcome))
 	e.closed <- closeCall{tab: tab, outcome: outcome}
 	return nil

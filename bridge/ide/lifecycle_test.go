@@ -118,7 +118,7 @@ func TestStopRejectsPendingDiffsClosesClientsPortAndLockFile(t *testing.T) {
 		t.Fatalf("Stop: %v", err)
 	}
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Rejected}) {
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
 		t.Errorf("CloseDiff %+v, want the pending diff rejected", got)
 	}
 	var closeErr websocket.CloseError

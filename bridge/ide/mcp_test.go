@@ -199,7 +199,7 @@ func TestSlowOpenDiffDoesNotBlockOtherRequests(t *testing.T) {
 
 	close(gate)
 	s.editor.waitOpened(t)
-	s.Decide("✻ [Claude Code] a.txt (aaaaaa) ⧉", false, "")
+	s.Answer("✻ [Claude Code] a.txt (aaaaaa) ⧉", false, "")
 	wantTexts(t, c.texts(waitDiff()), "DIFF_REJECTED", "✻ [Claude Code] a.txt (aaaaaa) ⧉")
 }
 

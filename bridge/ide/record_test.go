@@ -16,7 +16,7 @@ import (
 func acceptDiff(t *testing.T, s *testServer, c *testClient, path, tab, accepted string) {
 	t.Helper()
 	wait := c.openShown(s, path, accepted, tab)
-	s.Decide(tab, true, accepted)
+	s.Answer(tab, true, accepted)
 	wantTexts(t, c.texts(wait()), "FILE_SAVED", accepted)
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tab})()), "TAB_CLOSED")
@@ -144,6 +144,6 @@ func TestANewDiffOfTheFileEndsTheWaitForTheLastOne(t *testing.T) {
 	if got := rec.waitCall(t); string(got.before) != "a\n" || string(got.after) != "c\n" {
 		t.Errorf("RecordAccepted(before=%q, after=%q), want a → c", got.before, got.after)
 	}
-	s.Decide(tabA, false, "")
+	s.Answer(tabA, false, "")
 	wait()
 }

@@ -127,23 +127,23 @@ func (s *Store) decision(sel Selection, to Status, force bool) (*journal, *Outco
 		}
 		return e.verdict()
 	}
-	plan, err := s.plan(snap, touchedLineages(snap, picked, next, sel.File), next, status, force)
+	files, err := s.rebuilds(snap, touchedLineages(snap, picked, next, sel.File), next, status, force)
 	var conflict *ConflictError
 	for errors.As(err, &conflict) {
 		conflict.Rejecting = to == Rejected
 		if !sel.WithLater || to != Rejected || !takeAlong(conflict, next, out) {
 			break
 		}
-		plan, err = s.plan(snap, touchedLineages(snap, picked, next, sel.File), next, status, force)
+		files, err = s.rebuilds(snap, touchedLineages(snap, picked, next, sel.File), next, status, force)
 	}
 	if err != nil {
 		return nil, &Outcome{Warnings: out.Warnings}, err
 	}
 	j := s.newJournal(describeDecision(to, out.Edits))
-	if err := s.stageDecision(j, snap, next, plan); err != nil {
+	if err := s.stageDecision(j, snap, next, files); err != nil {
 		return nil, &Outcome{Warnings: out.Warnings}, err
 	}
-	for _, f := range plan {
+	for _, f := range files {
 		out.Files = append(out.Files, f.written()...)
 	}
 	return j, out, nil
@@ -360,8 +360,8 @@ func touchedLineages(snap *snapshot, picked []*Entry, next map[string]verdict, f
 	return out
 }
 
-// fileChange is what a decision does to one file.
-type fileChange struct {
+// rebuild is what a decision does to one file.
+type rebuild struct {
 	R, S    fileState   // recorded and wanted versions
 	mode    fs.FileMode // mode of the recorded file (a removed file comes back with it)
 	changed []string    // edits of this file whose status changed
@@ -390,7 +390,7 @@ func (d onDisk) holds(f fileState) bool {
 	return string(d.content) == string(f.content())
 }
 
-func (f *fileChange) written() []string {
+func (f *rebuild) written() []string {
 	var out []string
 	for _, w := range f.writes {
 		out = append(out, w.path)
@@ -405,13 +405,13 @@ func sameFile(a, b fileState) bool {
 	return a.path == b.path && equalLines(a.lines, b.lines)
 }
 
-// plan replays the files a decision looks at under the new verdicts, and compares
+// rebuilds replays the files a decision looks at under the new verdicts, and compares
 // each with the disk: a path is written where the disk differs from what the
 // decision wants, and refused (unless force) where the disk is neither that nor the
 // recorded version. A replay that would be a guess is a *ConflictError naming every
 // later edit in the way, over all files.
-func (s *Store) plan(snap *snapshot, ls []*lineage, next map[string]verdict, status func(*Entry) verdict, force bool) ([]*fileChange, error) {
-	var plan []*fileChange
+func (s *Store) rebuilds(snap *snapshot, ls []*lineage, next map[string]verdict, status func(*Entry) verdict, force bool) ([]*rebuild, error) {
+	var files []*rebuild
 	var drifts []Drift
 	var conflicts []Conflict
 	for _, l := range ls {
@@ -441,13 +441,13 @@ func (s *Store) plan(snap *snapshot, ls []*lineage, next map[string]verdict, sta
 		if err != nil {
 			return nil, err
 		}
-		f := &fileChange{R: p.R, S: p.S, changed: changed}
+		f := &rebuild{R: p.R, S: p.S, changed: changed}
 		d, err := s.compare(l, f)
 		if err != nil {
 			return nil, err
 		}
 		drifts = append(drifts, d...)
-		plan = append(plan, f)
+		files = append(files, f)
 	}
 	if len(conflicts) > 0 {
 		return nil, &ConflictError{Conflicts: conflicts}
@@ -455,11 +455,11 @@ func (s *Store) plan(snap *snapshot, ls []*lineage, next map[string]verdict, sta
 	if len(drifts) > 0 && !force {
 		return nil, &ExternalChangeError{Drifts: drifts}
 	}
-	return plan, nil
+	return files, nil
 }
 
 // compare fills f.writes and returns the paths changed outside mcpdiff.
-func (s *Store) compare(l *lineage, f *fileChange) ([]Drift, error) {
+func (s *Store) compare(l *lineage, f *rebuild) ([]Drift, error) {
 	paths := []string{f.R.path}
 	if f.S.exists && f.S.path != f.R.path {
 		paths = append(paths, f.S.path)
@@ -571,8 +571,8 @@ func deletedMode(l *lineage, fallback fs.FileMode) fs.FileMode {
 // stageDecision puts into j everything a decision writes: the files, a rebuild
 // marker and new heads for each file whose recorded version changes, and the
 // conversation logs with the new statuses.
-func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]verdict, plan []*fileChange) error {
-	for _, f := range plan {
+func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]verdict, files []*rebuild) error {
+	for _, f := range files {
 		for _, w := range f.writes {
 			var old, new *[]byte
 			if w.disk.exists {
@@ -595,7 +595,7 @@ func (s *Store) stageDecision(j *journal, snap *snapshot, next map[string]verdic
 
 // stageMarker records in j that the file went from R to S: a line in rebuilds.log
 // (with the diff in rebuilds/), and the new heads of its paths.
-func (s *Store) stageMarker(j *journal, f *fileChange) error {
+func (s *Store) stageMarker(j *journal, f *rebuild) error {
 	seq, err := s.nextSeq(f.R.path, f.S.path)
 	if err != nil {
 		return err

@@ -762,7 +762,7 @@ func (s *Store) markNeverWritten(cut []*Entry, recorded, disk fileState) error {
 	if err := s.stageVerdicts(j, cut, next); err != nil {
 		return err
 	}
-	if err := s.stageMarker(j, &fileChange{R: recorded, S: disk, mode: 0o644, changed: ids}); err != nil {
+	if err := s.stageMarker(j, &rebuild{R: recorded, S: disk, mode: 0o644, changed: ids}); err != nil {
 		return err
 	}
 	_, err := j.commit()

@@ -55,7 +55,7 @@ func (s *Store) Restore(ctx context.Context, path string, apply bool) (*Restorat
 		return out, fmt.Errorf("%w of %s: it has no recorded state to restore (see `mcpdiff status`)", ErrNoHistory, path)
 	}
 	none := map[string]verdict{}
-	_, err = s.plan(snap, ls, none, currentStatus, false)
+	_, err = s.rebuilds(snap, ls, none, currentStatus, false)
 	var changed *ExternalChangeError
 	if !errors.As(err, &changed) {
 		return out, err // nil: the file holds its recorded state
@@ -66,7 +66,7 @@ func (s *Store) Restore(ctx context.Context, path string, apply bool) (*Restorat
 	if !apply {
 		return out, nil
 	}
-	plan, err := s.plan(snap, ls, none, currentStatus, true)
+	plan, err := s.rebuilds(snap, ls, none, currentStatus, true)
 	if err != nil {
 		return out, err
 	}

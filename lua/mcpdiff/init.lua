@@ -46,7 +46,7 @@ local function decide(action, id, range)
     diff.answer(action, tab, range)
     return
   end
-  require("mcpdiff.history").resolve(action, id, { range = range })
+  require("mcpdiff.history").decide(action, id, { range = range })
 end
 
 -- accept implements :[range]McpDiffAccept [ID].
@@ -65,19 +65,23 @@ function M.hunks(bufnr)
   return require("mcpdiff.hunks").hunks(bufnr)
 end
 
--- next_hunk and prev_hunk move the cursor to the next or previous pending hunk.
-function M.next_hunk()
+-- next_pending and prev_pending move the cursor to the next or previous pending
+-- change of the history.
+function M.next_pending()
   return require("mcpdiff.hunks").jump(1)
 end
 
-function M.prev_hunk()
+function M.prev_pending()
   return require("mcpdiff.hunks").jump(-1)
 end
 
--- preview_hunk shows the pending hunk under the cursor in a floating window.
-function M.preview_hunk()
+-- preview_pending shows the pending changes of the cursor's line in a float.
+function M.preview_pending()
   return require("mcpdiff.hunks").preview()
 end
+
+-- The names before 0.3, kept for one release.
+M.next_hunk, M.prev_hunk, M.preview_hunk = M.next_pending, M.prev_pending, M.preview_pending
 
 -- quickfix fills the quickfix list with the pending hunks under the working folder.
 function M.quickfix()
@@ -88,9 +92,9 @@ end
 -- (the user's, or another plugin's) is in the way.
 function M.set_keymaps(keymaps)
   local maps = {
-    { keymaps.next_pending, M.next_hunk, "next pending edit" },
-    { keymaps.prev_pending, M.prev_hunk, "previous pending edit" },
-    { keymaps.preview_pending, M.preview_hunk, "preview the pending edit under the cursor" },
+    { keymaps.next_pending, M.next_pending, "next pending change" },
+    { keymaps.prev_pending, M.prev_pending, "previous pending change" },
+    { keymaps.preview_pending, M.preview_pending, "preview the pending changes of the line" },
   }
   for _, m in ipairs(maps) do
     if m[1] and vim.fn.maparg(m[1], "n") == "" then

@@ -345,7 +345,7 @@ end
 
 -- decide accepts or rejects one edit or a conversation from the list.
 local function decide(action, id)
-  require("mcpdiff.history").resolve(action, id, { cwd = state.cwd, on_done = M.refresh })
+  require("mcpdiff.history").decide(action, id, { cwd = state.cwd, on_done = M.refresh })
 end
 
 -- confirm asks whether to decide a whole conversation of several edits at once (a

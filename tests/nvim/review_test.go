@@ -291,11 +291,16 @@ func TestNavigateAndPreviewHunks(t *testing.T) {
 		eventually(t, "]h to line 15", func() bool { return cursor() == 15 })
 		s.input("[h")
 		eventually(t, "[h back to line 5", func() bool { return cursor() == 5 })
-		s.cmd("McpDiffNextHunk")
+		s.cmd("McpDiffNextPending")
 		if cursor() != 15 {
-			t.Fatalf(":McpDiffNextHunk went to %d", cursor())
+			t.Fatalf(":McpDiffNextPending went to %d", cursor())
 		}
-		s.cmd("McpDiffPreviewHunk")
+		s.cmd("McpDiffPrevHunk") // the name before 0.3 still works
+		if cursor() != 5 {
+			t.Fatalf(":McpDiffPrevHunk went to %d", cursor())
+		}
+		s.cmd("McpDiffNextPending")
+		s.cmd("McpDiffPreviewPending")
 		var lines []string
 		s.lua(`
 for _, w in ipairs(vim.api.nvim_list_wins()) do
@@ -653,7 +658,7 @@ func TestPreviewListsEveryPendingChangeBesideItsLine(t *testing.T) {
 
 		for _, at := range []string{"zb", "zt"} { // line 30 on the last row, then the first
 			s.cmd("normal! 30G" + at)
-			s.cmd("McpDiffPreviewHunk")
+			s.cmd("McpDiffPreviewPending")
 			f := s.previewFloat()
 			text := strings.Join(f.Lines, "\n")
 			for _, want := range []string{"3 pending changes on line 30", "edit " + e2[:8], "-fifteen",

@@ -197,7 +197,7 @@ return n`, &kinds)
 	var line int
 	tm.lua(`for _, h in ipairs(require("mcpdiff").hunks(0)) do if h.kind == "delete" then return h.start_line end end`, &line)
 	tm.lua(`vim.api.nvim_win_set_cursor(0, { ..., 0 })`, nil, line)
-	tm.cmd("McpDiffPreviewHunk")
+	tm.cmd("McpDiffPreviewPending")
 	s := tm.settled("removed these lines below line", "// debug")
 	mask(t, s, ms)
 	tm.render(s, out)

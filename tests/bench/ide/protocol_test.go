@@ -21,7 +21,7 @@ func (e instantEditor) OpenDiff(context.Context, bide.DiffRequest) error {
 	return nil
 }
 
-func (instantEditor) CloseDiff(context.Context, string, bide.Outcome) error { return nil }
+func (instantEditor) CloseDiff(context.Context, string, bide.Teardown) error { return nil }
 
 func (instantEditor) Query(context.Context, string, map[string]any) (string, error) {
 	return "[]", nil
@@ -51,7 +51,7 @@ func BenchmarkProtocolOnly(b *testing.B) {
 					answer, sent := client.OpenDiffAt(path, proposal, tab)
 					opens = append(opens, (<-ed.opened).Sub(sent))
 					start := time.Now()
-					s.Decide(tab, true, proposal)
+					s.Answer(tab, true, proposal)
 					answers = append(answers, client.Await(answer, "openDiff").Received.Sub(start))
 					client.Texts(client.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
 				}
