@@ -3,7 +3,9 @@
 // the machine's noise falls on all of them alike), each reply checked for the right
 // bytes on disk or in the text. Run by `make bench` (scripts/bench-ts); prints a
 // Markdown table per mode: without a conversation id (what most agents send) and
-// with the one mcpdiff handed out on the first edit.
+// with the one mcpdiff handed out on the first edit. With MCPDIFF_BEFORE set to another
+// mcpdiff binary (the build before a change), it runs as a fourth server, "before", in
+// the same turns: a change is measured against its parent on the same noise.
 //
 //   node bench.mjs SDK_DIR MCPDIFF_BIN REFERENCE_BIN MARK3LABS_BIN [REPS]
 import fs from "node:fs";
@@ -16,15 +18,16 @@ const reps = Number(repsArg || 15);
 const { Client } = await import(path.join(sdkDir, "dist/esm/client/index.js"));
 const { StdioClientTransport } = await import(path.join(sdkDir, "dist/esm/client/stdio.js"));
 
+const mcpdiff = (name, command) => ({
+  name,
+  command,
+  args: (dir) => ["serve", "--root", dir],
+  read: (p) => ["read_text_file", { path: p }],
+  edit: (p, o, n) => ["edit_file", { path: p, old_string: o, new_string: n }],
+  conversations: true,
+});
 const servers = [
-  {
-    name: "mcpdiff",
-    command: mcpdiffBin,
-    args: (dir) => ["serve", "--root", dir],
-    read: (p) => ["read_text_file", { path: p }],
-    edit: (p, o, n) => ["edit_file", { path: p, old_string: o, new_string: n }],
-    conversations: true,
-  },
+  mcpdiff("mcpdiff", mcpdiffBin),
   {
     name: "reference",
     command: referenceBin,
@@ -40,6 +43,7 @@ const servers = [
     edit: (p, o, n) => ["modify_file", { path: p, find: o, replace: n }],
   },
 ];
+if (process.env.MCPDIFF_BEFORE) servers.push(mcpdiff("before", process.env.MCPDIFF_BEFORE));
 
 // Files: code-like lines, numbered so that most lines are unique.
 function codeLines(n, from = 0) {
@@ -128,6 +132,29 @@ function readBytes(file) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const range = (xs) => [Math.min(...xs), Math.max(...xs)];
 
+// Per run: workload → server → the times of its calls; workload → server → edits lost.
+let times, lost;
+const add = (row, name, ms) => ((times[row] ??= {})[name] ??= []).push(ms);
+
+// Twenty edits of different lines of file, all sent at once; the time per edit, and
+// the edits lost.
+async function concurrentEdits(cn, row, file, r, useConv) {
+  const lines = fs.readFileSync(file, "utf8").split("\n");
+  collect();
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: 20 }, (_, i) => {
+      const line = lines[i * 50];
+      return call(cn, cn.srv.edit(file, line, line + ` // r${r}`), useConv).catch(() => null);
+    }),
+  );
+  add(row, cn.srv.name, Number(process.hrtime.bigint() - t0) / 1e6 / 20);
+  const after = fs.readFileSync(file, "utf8");
+  let miss = 0;
+  for (let i = 0; i < 20; i++) if (!after.includes(lines[i * 50] + ` // r${r}\n`)) miss++;
+  ((lost[row] ??= {})[cn.srv.name] ??= 0), (lost[row][cn.srv.name] += miss);
+}
+
 async function run(useConv) {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), "mcpdiff-bench-ts-"));
   const conns = [];
@@ -138,9 +165,8 @@ async function run(useConv) {
   }
   const small = codeLines(10);
   const big = codeLines(10000);
-  const times = {};
-  const add = (row, name, ms) => ((times[row] ??= {})[name] ??= []).push(ms);
-  const lost = {};
+  times = {};
+  lost = {};
   const version = {};
   for (let r = 0; r < reps; r++) {
     for (const cn of conns) {
@@ -160,21 +186,14 @@ async function run(useConv) {
         if (!onDisk.includes(target(k + 1) + "\n") || onDisk.includes(target(k) + "\n")) throw new Error(`${cn.srv.name}: the edit of ${f} did not land`);
         add(row, cn.srv.name, ms);
       }
-      // 20 edits of different lines of one 1,000-line file, all sent at once.
-      const shared = fs.readFileSync(p("shared.go"), "utf8").split("\n");
-      collect();
-      const t0 = process.hrtime.bigint();
-      await Promise.all(
-        Array.from({ length: 20 }, (_, i) => {
-          const line = shared[i * 50];
-          return call(cn, cn.srv.edit(p("shared.go"), line, line + ` // r${r}`), useConv).catch(() => null);
-        }),
-      );
-      add("20 concurrent edits, 1,000 lines", cn.srv.name, Number(process.hrtime.bigint() - t0) / 1e6 / 20);
-      const after = fs.readFileSync(p("shared.go"), "utf8");
-      let miss = 0;
-      for (let i = 0; i < 20; i++) if (!after.includes(shared[i * 50] + ` // r${r}\n`)) miss++;
-      lost[cn.srv.name] = (lost[cn.srv.name] || 0) + miss;
+      // 20 edits of different lines of one 1,000-line file, all sent at once: a file
+      // edited in every repetition, then a fresh one the history has never seen,
+      // written and flushed to disk (sync) just before.
+      await concurrentEdits(cn, "20 concurrent edits, 1,000 lines", p("shared.go"), r, useConv);
+      const fresh = p(`fresh${r}.go`);
+      fs.writeFileSync(fresh, codeLines(1000).join("\n") + "\n");
+      execFileSync("sync");
+      await concurrentEdits(cn, "20 concurrent edits, fresh 1,000-line file", fresh, r, useConv);
     }
   }
   for (const cn of conns) {
@@ -188,16 +207,18 @@ async function run(useConv) {
     return `${median(xs).toFixed(2)} ms (${lo.toFixed(1)}–${hi.toFixed(1)})`;
   };
   console.log(`\n### File tools through the TypeScript MCP SDK over stdio, ${useConv ? "with" : "without"} a conversation id (median of ${reps}, range)\n`);
-  console.log(`| workload | ${names.join(" | ")} | reference ÷ mcpdiff | mark3labs ÷ mcpdiff |`);
-  console.log(`|---|${names.map(() => "---|").join("")}---|---|`);
+  const others = names.slice(1);
+  const ratios = (of) => others.map((n) => `${(of[n] / of.mcpdiff).toFixed(2)}x`).join(" | ");
+  console.log(`| workload | ${names.join(" | ")} | ${others.map((n) => `${n} ÷ mcpdiff`).join(" | ")} |`);
+  console.log(`|---|${names.map(() => "---|").join("")}${others.map(() => "---|").join("")}`);
   for (const [row, by] of Object.entries(times)) {
     const m = Object.fromEntries(names.map((n) => [n, median(by[n])]));
     let cells = names.map((n) => fmt(by[n]));
-    if (row.startsWith("20 concurrent")) cells = cells.map((c, i) => `${c}, ${lost[names[i]]} lost`);
-    console.log(`| ${row} | ${cells.join(" | ")} | ${(m.reference / m.mcpdiff).toFixed(2)}x | ${(m.mark3labs / m.mcpdiff).toFixed(2)}x |`);
+    if (lost[row]) cells = cells.map((c, i) => `${c}, ${lost[row][names[i]]} lost`);
+    console.log(`| ${row} | ${cells.join(" | ")} | ${ratios(m)} |`);
   }
   const peaks = Object.fromEntries(conns.map((c) => [c.srv.name, c.peak / 1e6]));
-  console.log(`| peak RSS | ${names.map((n) => `${peaks[n].toFixed(1)} MB`).join(" | ")} | ${(peaks.reference / peaks.mcpdiff).toFixed(2)}x | ${(peaks.mark3labs / peaks.mcpdiff).toFixed(2)}x |`);
+  console.log(`| peak RSS | ${names.map((n) => `${peaks[n].toFixed(1)} MB`).join(" | ")} | ${ratios(peaks)} |`);
 }
 
 await run(false);
