@@ -143,7 +143,7 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 }
 
 // closeReason is a `reason` of the User McpDiffClosed event that the Go side gives;
-// close_reasons in lua/mcpdiff/diff.lua is the list of all of them, which
+// close_reasons in lua/mcpdiff/diff/init.lua is the list of all of them, which
 // TestCloseReasonsAreDocumented checks these against.
 type closeReason string
 
