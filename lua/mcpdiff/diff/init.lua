@@ -10,19 +10,23 @@
 -- windows, and teardown removes all of them. Hunk decisions (a range of
 -- :McpDiffAccept / :McpDiffReject) change only the proposal buffer.
 --
--- This file is the view's life (prepare, show, the answer, close); diff/window.lua
--- its layout, diff/inline.lua the inline layout and the hunk marks, diff/hint.lua
--- the key hint, diff/hunk_decisions.lua the answers to single hunks, diff/hunks.lua
--- and diff/marks.lua the hunks and how they are drawn, diff/state.lua the open views.
+-- This file is the view's life (prepare, show, the answer, close). The rest of
+-- diff/: window.lua where the view goes and what it gives back, side_by_side.lua
+-- and inline.lua the two layouts (inline.lua also the hunk marks of both),
+-- events.lua the view's autocmds and keys, hint.lua the key hint,
+-- hunk_decisions.lua the answers to single hunks, hunks.lua and marks.lua the hunks
+-- and how they are drawn, state.lua the open views.
 local M = {}
 
 local api = vim.api
 local bridge = require("mcpdiff.bridge")
 local decisions = require("mcpdiff.diff.hunk_decisions")
+local events = require("mcpdiff.diff.events")
 local hint = require("mcpdiff.diff.hint")
 local hunks_mod = require("mcpdiff.diff.hunks")
 local inline_mod = require("mcpdiff.diff.inline")
 local once = require("mcpdiff.once")
+local side_by_side = require("mcpdiff.diff.side_by_side")
 local state = require("mcpdiff.diff.state")
 local window = require("mcpdiff.diff.window")
 
@@ -43,108 +47,6 @@ M.file_buffer = state.file_buffer
 
 local accept_view, reject_view
 
--- check_closed rejects the diff once no window shows its proposal any more
--- (:q, :close, <C-w>c, :tabclose; claudecode.nvim #238).
-local function check_closed(view)
-  if #vim.fn.win_findbuf(view.buf) == 0 then
-    reject_view(view)
-  end
-end
-local function set_autocmds(view)
-  local g = view.augroup
-  -- :w of the proposal accepts it; unloading its buffer (:q, :bwipeout) rejects it.
-  for event, decide in pairs({ BufWriteCmd = accept_view, BufUnload = reject_view }) do
-    api.nvim_create_autocmd(event, {
-      group = g,
-      buffer = view.buf,
-      callback = function()
-        decide(view)
-      end,
-    })
-  end
-  api.nvim_create_autocmd({ "WinClosed", "TabClosed" }, {
-    group = g,
-    callback = function(args)
-      -- :q in the view: the cursor goes to the file afterwards (teardown), not to
-      -- whichever window Neovim picks next (often the agent's terminal).
-      local cur = api.nvim_get_current_win()
-      if
-        args.event == "WinClosed"
-        and tonumber(args.match) == cur
-        and (cur == view.prop_win or cur == view.left_win)
-      then
-        view.closed_from_view = true
-      end
-      vim.schedule(function()
-        check_closed(view)
-      end)
-    end,
-  })
-  -- The hint is fitted to the window's width: fit it again when that changes.
-  api.nvim_create_autocmd(
-    vim.fn.exists("##WinResized") == 1 and { "WinResized", "VimResized" } or { "VimResized" },
-    {
-      group = g,
-      callback = function()
-        if views[view.tab] == view then
-          hint.show(view)
-        end
-      end,
-    }
-  )
-  if view.inline then
-    api.nvim_create_autocmd("QuitPre", {
-      group = g,
-      callback = function()
-        window.give_back(view, reject_view)
-      end,
-    })
-  end
-  -- Redraw the hunk marks after every change of the proposal, once per loop turn.
-  api.nvim_buf_attach(view.buf, false, {
-    on_lines = function()
-      if views[view.tab] ~= view then
-        return true -- detach
-      end
-      inline_mod.schedule_refresh(view)
-    end,
-  })
-end
-local function set_keymaps(view)
-  local km = cfg().keymaps
-  local function map(modes, lhs, fn, desc)
-    if lhs then
-      vim.keymap.set(
-        modes,
-        lhs,
-        fn,
-        { buffer = view.buf, nowait = true, desc = "mcpdiff: " .. desc }
-      )
-    end
-  end
-  map("n", km.accept, function()
-    accept_view(view)
-  end, "accept the proposal")
-  map("n", km.reject, function()
-    reject_view(view)
-  end, "reject the proposal")
-  map({ "n", "x" }, km.accept_hunk, function()
-    local line1, line2 = decisions.selected_lines()
-    decisions.decide(view, "accept", line1, line2, "b")
-  end, "keep the hunk under the cursor (or the selection's)")
-  map({ "n", "x" }, km.reject_hunk, function()
-    local line1, line2 = decisions.selected_lines()
-    decisions.decide(view, "reject", line1, line2, "b")
-  end, "take the original lines back for the hunk under the cursor (or the selection's)")
-  if view.inline then
-    map({ "n", "x", "o" }, km.next_hunk, function()
-      inline_mod.jump(view, 1)
-    end, "next hunk")
-    map({ "n", "x", "o" }, km.prev_hunk, function()
-      inline_mod.jump(view, -1)
-    end, "previous hunk")
-  end
-end
 -- prepare starts an openDiff: it refuses a file whose buffer has unsaved changes and
 -- creates the (empty) proposal buffer. req: {tab, path, new_file, dos, bomb}.
 -- Returns {buf = n, texts = true when show() wants the texts} or {error = "dirty"}.
@@ -165,6 +67,7 @@ function M.prepare(req)
   staged[req.tab] = { buf = buf, inline = inline, req = req }
   return { buf = buf, texts = inline or nil }
 end
+
 -- abort drops a prepared proposal buffer that was never shown.
 function M.abort(tab)
   local s = staged[tab]
@@ -173,6 +76,7 @@ function M.abort(tab)
     state.wipe(s.buf)
   end
 end
+
 -- show draws the diff view of a prepared tab; the proposal lines are already set.
 -- texts: in the inline layout, {orig = text, prop = text} as diff.hunks.text makes
 -- them (Go has them at hand; Lua would take tens of milliseconds to build them).
@@ -217,11 +121,10 @@ function M.show(tab, texts)
     if view.inline then
       inline_mod.show(view, target, req, texts or {})
     else
-      window.show_side_by_side(view, target, req)
+      side_by_side.show(view, target, req)
     end
     hint.show(view)
-    set_autocmds(view)
-    set_keymaps(view)
+    events.attach(view, accept_view, reject_view)
     window.restore_focus(view, cfg().keep_focus)
     view.tick = api.nvim_buf_get_changedtick(view.buf)
     require("mcpdiff.terminal").fit()
@@ -239,6 +142,7 @@ function M.show(tab, texts)
   })
   return true
 end
+
 -- close_reasons is every `reason` of User McpDiffClosed, the one list of them: the
 -- Go side passes "accepted", "closed" and "failed" (closeReason in nvim/editor.go),
 -- and a test checks that the help describes each one.

@@ -97,6 +97,7 @@ function M.jump(view, dir)
     show_hunk(0, hunks[target], at)
   end
 end
+
 -- show_inline puts the proposal in the target window itself, with its hunks drawn
 -- as marks. texts: {orig, prop}, both sides' texts as diff.hunks.text makes them.
 function M.show(view, target, req, texts)

@@ -1,7 +1,7 @@
 -- Where a diff view goes and what it leaves behind: the window for the original
--- (or the user's own window, inline), the proposal buffer's settings, the
--- side-by-side layout in diff mode, :q in an inline view, and giving the windows
--- back when the view closes.
+-- (or the user's own window, inline), the proposal buffer's settings, diff mode's
+-- window options, :q in an inline view, and giving the windows back when the view
+-- closes.
 local M = {}
 
 local api = vim.api
@@ -46,55 +46,13 @@ function M.pick_target(view)
   return w
 end
 
--- show_original puts the original file (or a NEW FILE placeholder) in window w.
-local function show_original(view, w)
-  api.nvim_set_current_win(w)
-  if view.new_file then
-    local b = api.nvim_create_buf(false, true)
-    pcall(api.nvim_buf_set_name, b, view.path .. " (NEW FILE)")
-    vim.bo[b].modifiable = false
-    vim.bo[b].readonly = true
-    view.placeholder = b
-    api.nvim_win_set_buf(w, b)
-    return b
-  end
-  local b = file_buffer(view.path)
-  view.left_buf_existed = b ~= nil
-  if b and api.nvim_win_get_buf(w) == b then
-    return b
-  end
-  -- An existing swap file must not stop us with a prompt: show the file read-only.
-  local swap = api.nvim_create_autocmd("SwapExists", {
-    group = view.augroup,
-    callback = function()
-      vim.v.swapchoice = "o"
-    end,
-  })
-  local ok, err
-  if b then
-    ok, err = pcall(vim.cmd, "keepalt buffer " .. b)
-  else
-    ok, err = pcall(vim.cmd, "keepalt edit " .. vim.fn.fnameescape(view.path))
-  end
-  pcall(api.nvim_del_autocmd, swap)
-  if not ok then
-    error(("cannot open %s: %s"):format(view.path, err), 0)
-  end
-  return api.nvim_get_current_buf()
-end
-
 -- Window options of diff mode, saved before and restored after a view.
 local DIFF_WIN_OPTIONS =
   { "diff", "scrollbind", "cursorbind", "wrap", "foldmethod", "foldenable", "foldlevel" }
 
--- Folding the unchanged lines costs Neovim time in proportion to lines × changes
--- (10 ms for 10,000 lines with 100 changes, 0.4 s for 100,000 lines with 1,000):
--- larger files are not folded.
-local FOLD_MAX_LINES = 5000
-
 -- enter_diff_mode does what :diffthis does, but chooses whether to fold; it returns
 -- the options it changed, for leave_diff_mode.
-local function enter_diff_mode(w, fold)
+function M.enter_diff_mode(w, fold)
   local saved = {}
   for _, name in ipairs(DIFF_WIN_OPTIONS) do
     saved[name] = vim.wo[w][name]
@@ -121,6 +79,7 @@ local function leave_diff_mode(w, saved)
     vim.wo[w][name] = value
   end
 end
+
 -- created_window tells whether the view made window w (a split or a tab of its own).
 local function created_window(view, w)
   if
@@ -212,6 +171,7 @@ function M.give_back(view, reject_view)
   -- Without room to split, :q closes the window, which rejects too.
   reject_view(view)
 end
+
 local function detect_filetype(view)
   local b = view.left_buf or (not view.new_file and file_buffer(view.path)) or nil
   if b and vim.bo[b].filetype ~= "" and not view.new_file then
@@ -249,37 +209,6 @@ function M.setup_proposal(view, req)
   end
 end
 
--- goto_first_change puts the proposal's cursor on its first changed line.
-local function goto_first_change(view)
-  api.nvim_win_call(view.prop_win, function()
-    api.nvim_win_set_cursor(0, { 1, 0 })
-    if vim.fn.diff_hlID(1, 1) == 0 and vim.fn.diff_filler(1) == 0 then
-      vim.cmd("silent! normal! ]c")
-    end
-  end)
-end
--- show_side_by_side draws the original in the target window and the proposal in a
--- split beside (or below) it, both in diff mode.
-function M.show_side_by_side(view, target, req)
-  view.left_buf = show_original(view, target)
-  view.left_win = target
-  M.setup_proposal(view, req)
-  vim.cmd(cfg().diff.layout == "horizontal" and "belowright split" or "belowright vsplit")
-  view.prop_win = api.nvim_get_current_win()
-  api.nvim_win_set_buf(view.prop_win, view.buf)
-  if not vim.o.scrollopt:find("hor", 1, true) then
-    vim.opt.scrollopt:append("hor") -- as :diffthis does
-  end
-  local fold = api.nvim_buf_line_count(view.buf) <= FOLD_MAX_LINES
-  view.left_options = enter_diff_mode(view.left_win, fold)
-  enter_diff_mode(view.prop_win, fold)
-  goto_first_change(view)
-  if hint.has_winbar then
-    vim.wo[view.left_win].winbar = " "
-      .. hint.escape(vim.fn.fnamemodify(view.path, ":~:."))
-      .. " (original)"
-  end
-end
 -- restore_focus goes back to the window the user was in before the diff, when
 -- wanted (on open with keep_focus).
 function M.restore_focus(view, wanted)
@@ -305,6 +234,7 @@ local function focus_file(view)
     M.restore_focus(view, true)
   end
 end
+
 local function close_window(w)
   if not valid_win(w) then
     return
