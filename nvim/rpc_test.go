@@ -1,6 +1,7 @@
 package nvim
 
 import (
+	"cmp"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -8,11 +9,15 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 )
 
 // The Lua functions Go calls (callLua's names) are the ones lua/mcpdiff/rpc.lua
@@ -154,5 +159,84 @@ func stringLiterals(t *testing.T, path string, src []byte) []string {
 		}
 		return true
 	})
+	return out
+}
+
+// The LuaCATS classes of what Go sends name the fields Go sends, no more, no fewer.
+func TestLuaTypesNameWhatGoSends(t *testing.T) {
+	classes := luaClasses(t)
+	deletion := history.Hunk{Kind: history.KindDelete, Beneath: []history.Hunk{{Kind: history.KindChange}}}
+	sent := luaHunks([]history.Hunk{deletion})[0]
+	for class, want := range map[string][]string{
+		"mcpdiff.EditChange":    slices.Collect(maps.Keys(luaChange(history.Hunk{}))),
+		"mcpdiff.PendingChange": slices.Collect(maps.Keys(sent)),
+		"mcpdiff.ReviewList":    msgpackFields(reflect.TypeFor[reviewlist.List]()),
+		"mcpdiff.BridgeInfo":    {"port", "lock", "token", "version", "pid"}, // attach in bridge.go
+		"mcpdiff.DiffRequest":   {"tab", "path", "new_file", "dos", "bomb"},  // OpenDiff in editor.go
+		"mcpdiff.DiffTexts":     {"orig", "prop"},
+		"mcpdiff.HunksUpdate":   {"files", "reload", "workspaces"}, // storesChanged in review.go
+	} {
+		got, ok := classes[class]
+		if !ok {
+			t.Errorf("lua/mcpdiff has no ---@class %s", class)
+			continue
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("---@class %s has the fields %q; Go sends %q", class, got, want)
+		}
+	}
+}
+
+// luaClasses is the fields of every ---@class in lua/mcpdiff (with those of the class
+// it extends), sorted, by class name.
+func luaClasses(t *testing.T) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob("../lua/mcpdiff/*.lua")
+	folders, err2 := filepath.Glob("../lua/mcpdiff/*/*.lua")
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	class := regexp.MustCompile(`^---@class ([\w.]+)(?:: ([\w.]+))?$`)
+	field := regexp.MustCompile(`^---@field (\w+)\??\s`)
+	fields, parent := map[string][]string{}, map[string]string{}
+	for _, f := range append(files, folders...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		current := ""
+		for _, line := range strings.Split(string(data), "\n") {
+			if m := class.FindStringSubmatch(line); m != nil {
+				current, parent[m[1]] = m[1], m[2]
+				fields[current] = []string{}
+			} else if m := field.FindStringSubmatch(line); m != nil && current != "" {
+				fields[current] = append(fields[current], m[1])
+			} else {
+				current = ""
+			}
+		}
+	}
+	out := map[string][]string{}
+	for name := range fields {
+		all := slices.Clone(fields[name])
+		for p := parent[name]; p != ""; p = parent[p] {
+			all = append(all, fields[p]...)
+		}
+		slices.Sort(all)
+		out[name] = all
+	}
+	return out
+}
+
+// msgpackFields is the names under which msgpack sends the exported fields of a struct.
+func msgpackFields(typ reflect.Type) []string {
+	var out []string
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("msgpack"), ","); f.IsExported() && name != "-" {
+			out = append(out, cmp.Or(name, f.Name))
+		}
+	}
 	return out
 }

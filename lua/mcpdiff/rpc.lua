@@ -15,7 +15,7 @@ M.functions = {
   end,
 
   -- The IDE server listens: where, and the binary's version.
-  ---@param info {port: integer, lock: string, token: string, version: string, pid: integer}
+  ---@param info mcpdiff.BridgeInfo
   ["bridge._attached"] = function(info)
     require("mcpdiff.bridge")._attached(info)
   end,
@@ -28,6 +28,7 @@ M.functions = {
 
   -- openDiff, step 1: check the file, make the empty proposal buffer.
   ---@param req mcpdiff.DiffRequest
+  ---@return {buf: integer, texts: true?}|{error: "dirty"}
   ["diff.prepare"] = function(req)
     return require("mcpdiff.diff").prepare(req)
   end,

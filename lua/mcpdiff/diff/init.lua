@@ -47,9 +47,25 @@ M.file_buffer = state.file_buffer
 
 local accept_view, reject_view
 
+-- An openDiff as the Go side sends it to prepare (OpenDiff in nvim/editor.go).
+---@class mcpdiff.DiffRequest
+---@field tab string the tab name the client gave: the diff's key
+---@field path string the file's absolute path
+---@field new_file boolean the file does not exist yet
+---@field dos boolean the proposal's lines end in CRLF
+---@field bomb boolean the proposal starts with a byte order mark
+
+-- Both sides of an inline diff, as diff.hunks.text makes them (the Go side has them
+-- at hand; Lua would take tens of milliseconds to build them).
+---@class mcpdiff.DiffTexts
+---@field orig string the original file's text
+---@field prop string the proposal's text
+
 -- prepare starts an openDiff: it refuses a file whose buffer has unsaved changes and
 -- creates the (empty) proposal buffer. req: {tab, path, new_file, dos, bomb}.
 -- Returns {buf = n, texts = true when show() wants the texts} or {error = "dirty"}.
+---@param req mcpdiff.DiffRequest
+---@return {buf: integer, texts: true?}|{error: "dirty"}
 function M.prepare(req)
   if views[req.tab] then
     M.close(req.tab, "replaced")
@@ -80,6 +96,8 @@ end
 -- show draws the diff view of a prepared tab; the proposal lines are already set.
 -- texts: in the inline layout, {orig = text, prop = text} as diff.hunks.text makes
 -- them (Go has them at hand; Lua would take tens of milliseconds to build them).
+---@param tab string
+---@param texts? mcpdiff.DiffTexts
 function M.show(tab, texts)
   local s = staged[tab]
   if not s then

@@ -100,6 +100,8 @@ end
 
 -- show_inline puts the proposal in the target window itself, with its hunks drawn
 -- as marks. texts: {orig, prop}, both sides' texts as diff.hunks.text makes them.
+---@param req mcpdiff.DiffRequest
+---@param texts mcpdiff.DiffTexts|{}
 function M.show(view, target, req, texts)
   view.orig = texts.orig and hunks_mod.text_side(texts.orig) or hunks_mod.none
   window.setup_proposal(view, req)

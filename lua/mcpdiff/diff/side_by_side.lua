@@ -63,6 +63,7 @@ end
 
 -- show_side_by_side draws the original in the target window and the proposal in a
 -- split beside (or below) it, both in diff mode.
+---@param req mcpdiff.DiffRequest
 function M.show(view, target, req)
   view.left_buf = show_original(view, target)
   view.left_win = target

@@ -185,6 +185,7 @@ local function detect_filetype(view)
 end
 
 -- setup_proposal names and configures the proposal buffer (its lines are set).
+---@param req mcpdiff.DiffRequest
 function M.setup_proposal(view, req)
   local b = view.buf
   local suffix = view.new_file and " (NEW FILE - proposed)" or " (proposed)"
