@@ -244,7 +244,7 @@ func (b *bridge) attach(ctx context.Context) error {
 	defer cancel()
 	if b.ideServer() == nil {
 		var info neovimInfo
-		err := execLua(callCtx, b.v, "read Neovim's pid and cwd", `return require("mcpdiff.bridge").neovim_info()`, &info)
+		err := callLua(callCtx, b.v, "read Neovim's pid and cwd", "bridge.neovim_info", &info)
 		if err == nil {
 			err = b.startServer(info)
 		}
@@ -262,7 +262,7 @@ func (b *bridge) attach(ctx context.Context) error {
 		"version": b.opts.Version,
 		"pid":     pid,
 	}
-	return execLua(callCtx, b.v, "report the bridge", `require("mcpdiff.bridge")._attached(...)`, nil, report)
+	return callLua(callCtx, b.v, "report the bridge", "bridge._attached", nil, report)
 }
 
 // startServer starts the IDE server of the Neovim info describes: its lock file is
@@ -348,7 +348,7 @@ func (b *bridge) status() (map[string]any, error) {
 func (b *bridge) reportClients(n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := execLua(ctx, b.v, "report clients", `require("mcpdiff.bridge")._clients(...)`, nil, n); err != nil {
+	if err := callLua(ctx, b.v, "report clients", "bridge._clients", nil, n); err != nil {
 		b.logf("tell Neovim the number of clients: %v", err)
 	}
 }

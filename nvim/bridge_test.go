@@ -15,9 +15,11 @@ import (
 // call that Neovim drops.
 func TestLuaCallsOnlyTheseHandlers(t *testing.T) {
 	files, err := filepath.Glob("../lua/mcpdiff/*.lua")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("the plugin's Lua files: %v %v", files, err)
+	folders, err2 := filepath.Glob("../lua/mcpdiff/*/*.lua") // diff/
+	if err != nil || err2 != nil || len(files) == 0 || len(folders) == 0 {
+		t.Fatalf("the plugin's Lua files: %v %v %v %v", files, folders, err, err2)
 	}
+	files = append(files, folders...)
 	call := regexp.MustCompile(`(?:notify_go|request)\("([^"]+)"`)
 	called := map[string]bool{}
 	for _, f := range files {

@@ -103,7 +103,7 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		"bomb":     format.bom,
 	}
 	var prep prepared
-	err := execLua(ctx, e.v, "prepare the diff", `return require("mcpdiff.diff").prepare(...)`, &prep, luaReq)
+	err := callLua(ctx, e.v, "prepare the diff", "diff.prepare", &prep, luaReq)
 	if err != nil {
 		return fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
 	}
@@ -132,7 +132,7 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 			orig, _ := splitText(unsafe.String(unsafe.SliceData(req.Original), len(req.Original)))
 			show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
 		}
-		err = execLua(ctx, e.v, "draw the diff", `return require("mcpdiff.diff").show(...)`, nil, show...)
+		err = callLua(ctx, e.v, "draw the diff", "diff.show", nil, show...)
 	}
 	if err != nil {
 		e.forget(req.TabName)
@@ -143,7 +143,7 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 }
 
 // closeReason is a `reason` of the User McpDiffClosed event that the Go side gives;
-// close_reasons in lua/mcpdiff/diff.lua is the list of all of them, which
+// close_reasons in lua/mcpdiff/diff/init.lua is the list of all of them, which
 // TestCloseReasonsAreDocumented checks these against.
 type closeReason string
 
@@ -155,7 +155,7 @@ const (
 
 // closeView tears down the view of tabName in Neovim, firing McpDiffClosed.
 func closeView(ctx context.Context, v *nvimrpc.Nvim, what, tabName string, reason closeReason) error {
-	return execLua(ctx, v, what, `return require("mcpdiff.diff").close(...)`, nil, tabName, string(reason))
+	return callLua(ctx, v, what, "diff.close", nil, tabName, string(reason))
 }
 
 // dropHalfDrawn removes what a failed OpenDiff left in Neovim, in the background: the

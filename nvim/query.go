@@ -130,11 +130,7 @@ func (e *Editor) openFile(ctx context.Context, args map[string]any) (string, err
 	optional(lua, args, "endText", "")
 	optional(lua, args, "selectToEndOfLine", false)
 	var ans openFileAnswer
-	err = execLua(ctx, e.v, "openFile", `
-local args = ...
-args.filePath = vim.fn.fnamemodify(args.filePath, ":p")
-if vim.fn.filereadable(args.filePath) ~= 1 then return { not_found = true } end
-return require("mcpdiff.query").open_file(args)`, &ans, lua)
+	err = callLua(ctx, e.v, "openFile", "query.open_file", &ans, lua)
 	if err != nil {
 		return "", err
 	}
@@ -190,7 +186,7 @@ func (e *Editor) getDiagnostics(ctx context.Context, args map[string]any) (strin
 		luaArgs = append(luaArgs, path)
 	}
 	var ans diagnosticsAnswer
-	if err := execLua(ctx, e.v, "getDiagnostics", `return require("mcpdiff.query").diagnostics(...)`, &ans, luaArgs...); err != nil {
+	if err := callLua(ctx, e.v, "getDiagnostics", "query.diagnostics", &ans, luaArgs...); err != nil {
 		return "", err
 	}
 	if ans.NotOpen {
@@ -226,7 +222,7 @@ type selectionAnswer struct {
 
 func (e *Editor) getSelection(ctx context.Context, current bool) (string, error) {
 	var ans selectionAnswer
-	if err := execLua(ctx, e.v, "read the selection", `return require("mcpdiff.query").selection()`, &ans); err != nil {
+	if err := callLua(ctx, e.v, "read the selection", "query.selection", &ans); err != nil {
 		return "", err
 	}
 	if !current {
@@ -289,7 +285,7 @@ type editorTab struct {
 
 func (e *Editor) getOpenEditors(ctx context.Context) (string, error) {
 	var list []openEditor
-	if err := execLua(ctx, e.v, "list open editors", `return require("mcpdiff.query").open_editors()`, &list); err != nil {
+	if err := callLua(ctx, e.v, "list open editors", "query.open_editors", &list); err != nil {
 		return "", err
 	}
 	tabs := make([]editorTab, 0, len(list))
@@ -341,7 +337,7 @@ func (e *Editor) askDocument(ctx context.Context, args map[string]any, what stri
 	if path, err = requiredString(args, "filePath"); err != nil {
 		return "", ans, "", err
 	}
-	if err = execLua(ctx, e.v, what, `return require("mcpdiff.query").document(...)`, &ans, expandHome(path), save); err != nil {
+	if err = callLua(ctx, e.v, what, "query.document", &ans, expandHome(path), save); err != nil {
 		return "", ans, "", err
 	}
 	if !ans.Open {

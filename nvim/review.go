@@ -212,7 +212,7 @@ func (r *reviewer) update() {
 	ctx, cancel := context.WithTimeout(r.life, 10*time.Second)
 	defer cancel()
 	payload := map[string]any{"files": updates, "reload": reload, "workspaces": workspaces}
-	if err := execLua(ctx, r.v, "show pending hunks", `require("mcpdiff.hunks")._update(...)`, nil, payload); err != nil {
+	if err := callLua(ctx, r.v, "show pending hunks", "hunks._update", nil, payload); err != nil {
 		r.logf("%v", err)
 	}
 }

@@ -28,3 +28,10 @@ func call(ctx context.Context, what string, fn func() error) error {
 func execLua(ctx context.Context, v *nvimrpc.Nvim, what, code string, result any, args ...any) error {
 	return call(ctx, what, func() error { return v.ExecLua(code, result, args...) })
 }
+
+// callLua calls the plugin's function listed under name in lua/mcpdiff/rpc.lua, the
+// one list of the Lua functions Go calls, with a deadline. name must be a string
+// literal: TestGoCallsOnlyTheseLuaFunctions reads it from the source.
+func callLua(ctx context.Context, v *nvimrpc.Nvim, what, name string, result any, args ...any) error {
+	return execLua(ctx, v, what, `return require("mcpdiff.rpc").call(...)`, result, append([]any{name}, args...)...)
+}

@@ -119,7 +119,7 @@ func (f textFormat) joinLines(lines [][]byte) string {
 	return b.String()
 }
 
-// diffText is the text the Lua side diffs a buffer's lines as (diff_hunks.text): every
+// diffText is the text the Lua side diffs a buffer's lines as (diff.hunks.text): every
 // line ends with "\n", so that line endings and a missing final newline, which lines
 // do not carry, are never a difference.
 func diffText(lines bufferLines) string {

@@ -272,7 +272,16 @@ function M.status()
   return M.request("mcpdiff_status")
 end
 
+-- What the Go side reports once its IDE server listens (attach in nvim/bridge.go).
+---@class mcpdiff.BridgeInfo
+---@field port integer the IDE server's port on 127.0.0.1
+---@field lock string its lock file
+---@field token string what clients authenticate with
+---@field version string the binary's version
+---@field pid integer the bridge's process id
+
 -- Called by the Go side once its IDE server listens.
+---@param info mcpdiff.BridgeInfo
 function M._attached(info)
   local want = require("mcpdiff").version
   if info.version ~= want then
@@ -292,6 +301,7 @@ function M._attached(info)
 end
 
 -- Called by the Go side whenever the number of connected clients changes.
+---@param n integer
 function M._clients(n)
   state.clients = n
   local track = require("mcpdiff.config").values.track_selection

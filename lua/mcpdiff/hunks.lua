@@ -26,6 +26,32 @@ local function notify(msg, level)
   vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
 end
 
+-- What the Go side sends of a change an edit of the history made, wherever it lies:
+-- its edit and what it did (luaChange in nvim/review.go).
+---@class mcpdiff.EditChange
+---@field edit_id string
+---@field conversation_id string
+---@field title string the conversation's title, or ""
+---@field tool string the agent's tool that made the edit
+---@field time string when, RFC 3339
+---@field block integer which change of the edit, from 1
+---@field kind "add"|"change"|"delete"
+---@field old_lines string[] the lines the change replaced (no line ends)
+
+-- A pending change of a file (what the signs and hunks() show) as the Go side sends
+-- it (luaHunks in nvim/review.go), in the lines of the file on disk.
+---@class mcpdiff.PendingChange: mcpdiff.EditChange
+---@field start_line integer
+---@field end_line integer
+---@field after_line? integer a deletion: the line its lines were below (0: the top)
+---@field beneath? mcpdiff.EditChange[] pending changes this one overwrote
+
+-- What the Go side pushes when stores change (rpc.lua's "hunks._update").
+---@class mcpdiff.HunksUpdate
+---@field files {name: string, hunks: mcpdiff.PendingChange[]}[] new hunks of open buffers
+---@field reload string[] buffer names to reload when the file changed under them
+---@field workspaces string[] workspaces whose store changed
+
 -- define creates the highlight groups (linked with default, so a colour scheme can
 -- set them) and the signs, once.
 function M.define()
@@ -210,6 +236,7 @@ local function through_unsaved(buf, name, hunks)
 end
 
 -- raw returns the hunks of a file as on disk, asking the bridge when it sent none yet.
+---@return mcpdiff.PendingChange[]
 local function raw(name)
   local hunks = state.by_name[name]
   if hunks == nil then
@@ -234,6 +261,7 @@ end
 -- changes lie under this one: they wrote the lines it replaced; each with the same
 -- fields but the lines). A deletion's lines are gone: it sits on the line above
 -- them (after_line; 0 when they were at the top, shown on 1).
+---@return mcpdiff.PendingChange[]
 function M.hunks(buf)
   return vim.deepcopy(M.current(buf))
 end
@@ -282,6 +310,7 @@ end
 -- _update is called by the bridge: new hunks of open files, the open files of
 -- stores that changed (reloaded when the file is no longer what their buffer read),
 -- and the workspaces whose store changed. It must make no request to the bridge.
+---@param p mcpdiff.HunksUpdate
 function M._update(p)
   local reload = {}
   for _, name in ipairs(type(p.reload) == "table" and p.reload or {}) do
@@ -503,6 +532,7 @@ end
 -- quickfix fills the quickfix list with one entry per pending hunk of the edit
 -- history of the working directory, and opens it.
 function M.quickfix()
+  ---@type {path: string, hunks: mcpdiff.PendingChange[]}[]?
   local files = require("mcpdiff.bridge").request("mcpdiff_pending", vim.fn.getcwd())
   if type(files) ~= "table" then
     notify(

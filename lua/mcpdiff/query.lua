@@ -4,6 +4,17 @@ local M = {}
 
 local api = vim.api
 
+-- openFile's arguments as the Go side passes them on (nvim/query.go): the
+-- protocol's names, those the client left out absent.
+---@class mcpdiff.OpenFileArgs
+---@field filePath string absolute (rpc.lua expands it)
+---@field makeFrontmost boolean
+---@field startLine? integer
+---@field endLine? integer
+---@field startText? string
+---@field endText? string
+---@field selectToEndOfLine? boolean
+
 local severities = { "Error", "Warning", "Info", "Hint" }
 
 local function file_buffer(path)
@@ -54,6 +65,7 @@ end
 -- open_file implements openFile. args: filePath (expanded, exists), preview,
 -- startLine, endLine, startText, endText, selectToEndOfLine, makeFrontmost.
 -- Returns {message} when frontmost, else {languageId, lineCount}.
+---@param args mcpdiff.OpenFileArgs
 function M.open_file(args)
   local path = args.filePath
   if args.makeFrontmost == false then

@@ -35,6 +35,22 @@ local function keys()
     .. " resolved · <C-l> refresh · q close"
 end
 
+-- The review list as the Go side builds it (internal/reviewlist's List, from the
+-- bridge's mcpdiff_review or `mcpdiff status --review`): one entry per row in each
+-- column, the rows' text in lines.
+---@class mcpdiff.ReviewList
+---@field workspace string
+---@field lines string[]
+---@field edit string[] the edit id ("" on a conversation's line)
+---@field conv string[] the conversation id
+---@field file string[] the edit's file ("" on a conversation's line)
+---@field source string[] the source of a move, else ""
+---@field status string[] the edit's status as shown
+---@field pending boolean[] the edit (a conversation: one of its edits) is pending
+---@field warnings string[] problems of the store
+---@field info string[] files changed outside mcpdiff
+---@field error? string why there is no list (no store)
+
 local function notify(msg, level)
   vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
 end
@@ -248,6 +264,7 @@ end
 
 -- load reads the list's rows: from the bridge (which keeps the store open), else
 -- from `mcpdiff status --review`. done(list, err).
+---@param done fun(list: mcpdiff.ReviewList?, err: string?)
 local function load(done)
   local list = require("mcpdiff.bridge").request("mcpdiff_review", state.cwd)
   if type(list) == "table" then

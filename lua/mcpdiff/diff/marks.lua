@@ -5,7 +5,7 @@
 local M = {}
 
 local api = vim.api
-local hunks_mod = require("mcpdiff.diff_hunks")
+local hunks_mod = require("mcpdiff.diff.hunks")
 
 M.ns = api.nvim_create_namespace("mcpdiff_hunks")
 
@@ -35,7 +35,7 @@ local function removed_lines(orig, h, pad)
 end
 
 -- draw redraws the marks of buf. view: { inline, kept = {key = true} }; hunks from
--- diff_hunks.compute between the sides orig and new (buf).
+-- diff.hunks.compute between the sides orig and new (buf).
 function M.draw(buf, view, hunks, orig, new)
   api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
   local any_kept = next(view.kept) ~= nil
