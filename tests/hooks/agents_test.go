@@ -351,9 +351,15 @@ func TestTitlesInStatusAndShow(t *testing.T) {
 	if code != 0 || len(lines) != 2 || !strings.HasSuffix(lines[0], "TITLE") || !strings.HasSuffix(lines[1], "Make a louder") {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
-	conv := strings.Fields(lines[1])[5] // EDIT, TIME (date and time), STATUS, OP, CONVERSATION
-	out, _, code = testenv.Run(t, w.command(w.agentEnv(), "show", conv[:12]))
-	if code != 0 || !strings.Contains(out, "prompt: Make a louder\n") || !strings.Contains(out, "+A") {
-		t.Fatalf("show %s: exit %d\n%s", conv[:12], code, out)
+	// The CONVERSATION column: the short id, which show takes as it is.
+	conv := ""
+	for _, f := range strings.Fields(lines[1]) {
+		if strings.HasPrefix(f, "gemini_") {
+			conv = f
+		}
+	}
+	out, _, code = testenv.Run(t, w.command(w.agentEnv(), "show", conv))
+	if code != 0 || !strings.HasPrefix(conv, "gemini_") || !strings.Contains(out, "prompt: Make a louder\n") || !strings.Contains(out, "+A") {
+		t.Fatalf("show %s: exit %d\n%s", conv, code, out)
 	}
 }

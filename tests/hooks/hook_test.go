@@ -186,15 +186,19 @@ func TestReadOnlyWorkspace(t *testing.T) {
 	}
 }
 
-// TestHookNeverExitsTwo: exit code 2 would block the tool; misuse gets 1.
+// TestHookNeverExitsTwo: exit code 2 would block the tool; misuse gets 1, and --help
+// the usage (exit 0), as every command's.
 func TestHookNeverExitsTwo(t *testing.T) {
 	w := newWS(t)
-	for _, args := range [][]string{{"hook", "extra"}, {"hook", "--help"}} {
-		cmd := w.command(nil, args...)
-		cmd.Stdin = strings.NewReader(w.event("PreToolUse", "s", "p", "t", "a.txt"))
-		if _, errOut, code := testenv.Run(t, cmd); code != 1 || errOut == "" {
-			t.Fatalf("%v: exit %d %q; want 1 and a message", args, code, errOut)
-		}
+	cmd := w.command(nil, "hook", "extra")
+	cmd.Stdin = strings.NewReader(w.event("PreToolUse", "s", "p", "t", "a.txt"))
+	if _, errOut, code := testenv.Run(t, cmd); code != 1 || errOut == "" {
+		t.Fatalf("hook extra: exit %d %q; want 1 and a message", code, errOut)
+	}
+	cmd = w.command(nil, "hook", "--help")
+	cmd.Stdin = strings.NewReader(w.event("PreToolUse", "s", "p", "t", "a.txt"))
+	if out, _, code := testenv.Run(t, cmd); code != 0 || !strings.HasPrefix(out, "usage: mcpdiff hook") {
+		t.Fatalf("hook --help: exit %d %q; want 0 and the usage", code, out)
 	}
 	for _, input := range []string{"", "{", "null", `{"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":7}}`} {
 		if out, _, code := w.hook(input); code == 2 || out != "" {

@@ -557,7 +557,7 @@ require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`,
 		})
 
 		s.cmd("McpDiffReject deadbeef")
-		s.waitMessage("unknown edit or conversation id")
+		s.waitMessage("unknown id \"deadbeef\"")
 	})
 }
 
