@@ -2,7 +2,8 @@
 # make test   the whole suite: lint (Go and Lua), unit and end-to-end tests with -race
 #             on Neovim 0.7.2 and 0.10, and a short run of every fuzz target
 # make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua
-# make bench  benchmarks, side by side with the peers they name
+# make bench  benchmarks, side by side with the peers they name; their tables go into
+#             docs/benchmarks.md
 # make cross  builds and vets for macOS, Windows, FreeBSD and Linux/arm64 (part of make test)
 # make release  bin/mcpdiff for each of those systems, into dist/, with SHA256SUMS
 # make screenshots  the README's pictures, doc/images/*.png: Neovim 0.10's terminal UI
@@ -113,12 +114,17 @@ lint:
 doc/tags: doc/*.txt scripts/helptags.awk
 	@LC_ALL=C awk -f scripts/helptags.awk doc/*.txt | LC_ALL=C sort > $@.tmp && mv $@.tmp $@
 
+# Each step's output is kept in bin/bench.log too; once every step has run, the
+# tables in it replace the last run's in docs/benchmarks.md (scripts/bench-tables).
+BENCHLOG := bin/bench.log
 bench: $(BIN)
-	scripts/bench-ts $(CURDIR)/$(BIN)
-	MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
-		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bridge/filetools/ ./internal/udiff/
-	cd tests/bench && MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(../../scripts/nvim-0.10)" \
-		$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	: > $(BENCHLOG)
+	bash -o pipefail -c 'scripts/bench-ts $(CURDIR)/$(BIN) | tee -a $(BENCHLOG)'
+	bash -o pipefail -c 'MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(scripts/nvim-0.10)" \
+		$(GO) test -run "^$$" -bench . -benchtime 1x -timeout 60m ./bridge/filetools/ ./internal/udiff/ | tee -a $(BENCHLOG)'
+	bash -o pipefail -c 'cd tests/bench && MCPDIFF_BIN=$(CURDIR)/$(BIN) MCPDIFF_NVIMS="$$(../../scripts/nvim-0.10)" \
+		$(GO) test -run "^$$" -bench . -benchtime 1x -timeout 60m ./... | tee -a $(CURDIR)/$(BENCHLOG)'
+	scripts/bench-tables $(BENCHLOG) docs/benchmarks.md
 
 # $MCPDIFF_NVIM, when set, is the Neovim (0.10 or newer) to run instead.
 SCREENSHOTS ?= doc/images

@@ -2,6 +2,7 @@ package mcpdiff
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 )
@@ -14,16 +15,22 @@ func TestVersionIsSemantic(t *testing.T) {
 
 // The version is written once, in lua/mcpdiff/version.lua; the install examples of the
 // README and the help that pin a release (tag = "vX.Y.Z", and the README's "is this
-// one") name it, so a release that forgets them fails here.
+// one") name it, as does any page of docs/ or CONTRIBUTING.md that pins one, so a
+// release that forgets them fails here.
 func TestDocsPinThisVersion(t *testing.T) {
 	pin := regexp.MustCompile(`tag(?:'\s*:|\s*=)\s*["']v(\d+\.\d+\.\d+)["']|` + "`v(\\d+\\.\\d+\\.\\d+)` is this one")
-	for _, doc := range []string{"README.md", "doc/mcpdiff.txt"} {
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPin := map[string]bool{"README.md": true, "doc/mcpdiff.txt": true}
+	for _, doc := range append([]string{"README.md", "doc/mcpdiff.txt", "CONTRIBUTING.md"}, pages...) {
 		data, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		found := pin.FindAllStringSubmatch(string(data), -1)
-		if len(found) == 0 {
+		if len(found) == 0 && mustPin[doc] {
 			t.Errorf("%s pins no version (tag = \"v%s\")", doc, Version)
 		}
 		for _, m := range found {

@@ -70,3 +70,12 @@ end, {
   end,
   desc = "mcpdiff: run an agent CLI (codex, gemini, opencode, copilot, cursor, claude) in a terminal, recording its edits",
 })
+
+command("McpDiffInstallCli", function(args)
+  require("mcpdiff.cli").install(args.args, args.bang)
+end, {
+  nargs = "?",
+  bang = true,
+  complete = "dir",
+  desc = "mcpdiff: make `mcpdiff` a shell command (a link to the plugin's binary in ~/.local/bin or DIR)",
+})

@@ -4,13 +4,38 @@ local M = {}
 local uv = vim.uv or vim.loop
 
 -- Neovim 0.9 renamed health.report_* to vim.health.*; 0.7 only has require("health").
-local function reporter()
+local function health_functions()
   local h = vim.health
   if h and h.start then
     return h.start, h.ok, h.warn, h.error, h.info
   end
   h = h or require("health")
   return h.report_start, h.report_ok, h.report_warn, h.report_error, h.report_info
+end
+
+-- shell_word is s as one word of a shell command, quoted only where it needs it.
+local function shell_word(s)
+  return s:match("^[%w/._+,:@=-]+$") and s or vim.fn.shellescape(s)
+end
+
+-- reporter returns the report functions. The commands every line suggests (written
+-- `mcpdiff ...` in backticks, here and in what the binary says) name cli instead:
+-- the binary's full path when `mcpdiff` in a shell does not run it.
+local function reporter(cli)
+  local start, ok, warn, err, info = health_functions()
+  local function naming(text)
+    return cli == "mcpdiff" and text
+      or (text:gsub("`mcpdiff ", "`" .. cli:gsub("%%", "%%%%") .. " "))
+  end
+  local function with_commands(report)
+    return function(text, advice)
+      if type(advice) == "table" then
+        advice = vim.tbl_map(naming, advice)
+      end
+      report(naming(text), advice)
+    end
+  end
+  return start, with_commands(ok), with_commands(warn), with_commands(err), with_commands(info)
 end
 
 -- rebuild_advice says how to get a binary of this plugin's version: build it, or put
@@ -179,9 +204,16 @@ local function check_mode(scopes, active, passed, ok, warn)
 end
 
 function M.check()
-  local start, ok, warn, err, info = reporter()
   local mcpdiff = require("mcpdiff")
   local bridge = require("mcpdiff.bridge")
+  local cli = require("mcpdiff.cli")
+  local bin, why = bridge.find_bin()
+  local on_path, found = false, ""
+  if bin then
+    on_path, found = cli.runs_bin(bin)
+  end
+  local start, ok, warn, err, info =
+    reporter((bin and not on_path) and shell_word(bin) or "mcpdiff")
 
   start("mcpdiff: Neovim")
   local v = vim.version()
@@ -193,7 +225,6 @@ function M.check()
   end
 
   start("mcpdiff: binary")
-  local bin, why = bridge.find_bin()
   if not bin then
     err(why, rebuild_advice())
   else
@@ -207,6 +238,28 @@ function M.check()
       )
     else
       ok(("%s (%s)"):format(bin, out))
+    end
+    if on_path then
+      ok("`mcpdiff` in a shell runs it (" .. found .. ")")
+    elseif found ~= "" then
+      warn(
+        ("`mcpdiff` in a shell runs %s, not this binary: the commands below name %s"):format(
+          found,
+          bin
+        ),
+        {
+          "Run :McpDiffInstallCli! to link "
+            .. cli.default_dir
+            .. "/mcpdiff to it, and put that folder before "
+            .. vim.fn.fnamemodify(found, ":h")
+            .. " in PATH",
+        }
+      )
+    else
+      warn(
+        ("`mcpdiff` is not a command in your shell: the commands below name %s"):format(bin),
+        { "Run :McpDiffInstallCli to link it into " .. cli.default_dir .. " (a folder of PATH)" }
+      )
     end
   end
 

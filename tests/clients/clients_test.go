@@ -72,7 +72,7 @@ func TestReadmeConfigs(t *testing.T) {
 	if err := exec.Command("unshare", "-rn", "sh", "-c", "ip link set lo up").Run(); err != nil {
 		t.Skipf("the CLIs run in a network namespace with only loopback, and `unshare -rn sh -c 'ip link set lo up'` failed here (%v): needs util-linux, iproute2 and user namespaces (or root)", err)
 	}
-	for _, c := range readmeConfigs(t) {
+	for _, c := range pageConfigs(t) {
 		t.Run(c.String(), func(t *testing.T) {
 			t.Parallel()
 			if c.client == "cursor" {
@@ -93,7 +93,7 @@ func TestReadmeConfigs(t *testing.T) {
 			out := p.run(c.http, p.token, append([]string{cl.bin}, cl.list...)...)
 			t.Logf("%s %s: %v", cl.bin, strings.Join(cl.list, " "), time.Since(start).Round(time.Millisecond))
 			if !cl.connected(out) {
-				t.Fatalf("%s %s does not show mcpdiff connected, with the README's %s:\n%s", cl.bin, strings.Join(cl.list, " "), c, out)
+				t.Fatalf("%s %s does not show mcpdiff connected, with docs/clients.md's %s:\n%s", cl.bin, strings.Join(cl.list, " "), c, out)
 			}
 			if c.client == "codex" {
 				p.codexSession(c, true)
@@ -172,7 +172,7 @@ func randomToken(t *testing.T) string {
 	return hex.EncodeToString(b[:])
 }
 
-// configure sets the configuration up as the README says: runs its line in the
+// configure sets the configuration up as docs/clients.md says: runs its line in the
 // project, or writes its file there.
 func (p *project) configure(c config) {
 	p.t.Helper()
@@ -190,7 +190,7 @@ func (p *project) configure(c config) {
 }
 
 // script runs in the network namespace: it brings loopback up, starts `mcpdiff serve
-// --http` on the README's address when $SERVER_TOKEN is set and the fake model API
+// --http` on the address docs/clients.md names when $SERVER_TOKEN is set and the fake model API
 // when $FAKE_LOG is, waits for them to listen, and runs its arguments in the project.
 const script = `
 set -e
@@ -280,7 +280,7 @@ func (p *project) codexSession(c config, want bool) {
 	}
 	got := strings.Contains(string(requests), "mcp__mcpdiff") && strings.Contains(string(requests), "mcpdiff's file tools")
 	if got != want {
-		p.t.Fatalf("codex exec with the README's %s: mcpdiff's tools in the model request: %v, want %v\n%s", c, got, want, out)
+		p.t.Fatalf("codex exec with docs/clients.md's %s: mcpdiff's tools in the model request: %v, want %v\n%s", c, got, want, out)
 	}
 }
 

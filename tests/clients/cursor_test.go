@@ -28,7 +28,7 @@ type cursorEntry struct {
 	Headers map[string]string `json:"headers"`
 }
 
-// checkCursor uses the README's Cursor entry as Cursor does, with this test's MCP
+// checkCursor uses the Cursor entry of docs/clients.md as Cursor does, with this test's MCP
 // client: starts the command in the project, or connects to the URL with the headers,
 // and lists the tools. Cursor's CLI is not on npm, so it cannot run here.
 func checkCursor(t *testing.T, c config) {
@@ -36,13 +36,13 @@ func checkCursor(t *testing.T, c config) {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`
 	}
 	if err := json.Unmarshal([]byte(c.body), &file); err != nil {
-		t.Fatalf("README's %s is not valid JSON: %v\n%s", c.file, err, c.body)
+		t.Fatalf("docs/clients.md's %s is not valid JSON: %v\n%s", c.file, err, c.body)
 	}
 	var entry cursorEntry
 	dec := json.NewDecoder(strings.NewReader(string(file.MCPServers["mcpdiff"])))
 	dec.DisallowUnknownFields() // only the keys Cursor's documentation names
 	if err := dec.Decode(&entry); err != nil {
-		t.Fatalf("README's %s: mcpServers.mcpdiff: %v\n%s", c.file, err, c.body)
+		t.Fatalf("docs/clients.md's %s: mcpServers.mcpdiff: %v\n%s", c.file, err, c.body)
 	}
 	p := newProject(t, t.TempDir())
 	env := map[string]string{}
@@ -60,7 +60,7 @@ func checkCursor(t *testing.T, c config) {
 
 	if !c.http {
 		if entry.Command == "" || entry.URL != "" {
-			t.Fatalf("README's stdio entry for Cursor needs command and no url: %+v", entry)
+			t.Fatalf("docs/clients.md's stdio entry for Cursor needs command and no url: %+v", entry)
 		}
 		command, err := testenv.LookPath(entry.Command, env["PATH"])
 		if err != nil {
@@ -80,9 +80,9 @@ func checkCursor(t *testing.T, c config) {
 	}
 
 	if entry.URL != httpURL || entry.Command != "" {
-		t.Fatalf("README's HTTP entry for Cursor needs url %s and no command: %+v", httpURL, entry)
+		t.Fatalf("docs/clients.md's HTTP entry for Cursor needs url %s and no command: %+v", httpURL, entry)
 	}
-	// The README's port may be taken on this machine: the server listens on a free
+	// The page's port may be taken on this machine: the server listens on a free
 	// one, and the URL is changed to it.
 	for _, tc := range []struct {
 		serverToken string
@@ -115,12 +115,12 @@ func listTools(t *testing.T, ctx context.Context, tr transport.Interface, want b
 	}
 	if !want {
 		if err == nil {
-			t.Fatal("a server with another token accepted the README's Cursor entry")
+			t.Fatal("a server with another token accepted the Cursor entry of docs/clients.md")
 		}
 		return
 	}
 	if err != nil {
-		t.Fatalf("connect with the README's Cursor entry: %v", err)
+		t.Fatalf("connect with the Cursor entry of docs/clients.md: %v", err)
 	}
 	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {

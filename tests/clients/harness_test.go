@@ -1,8 +1,9 @@
 //go:build unix
 
-// Package clients checks the README's section "Any MCP client": each stdio and HTTP
-// configuration it shows for Claude Code, Gemini CLI, Codex CLI, OpenCode and Cursor
-// is read from the README, set up as a user would in an empty HOME and project, and
+// Package clients checks the section "Setting up each client" of docs/clients.md: each
+// stdio and HTTP configuration it shows for Claude Code, Gemini CLI, Codex CLI,
+// OpenCode and Cursor is read from that page, set up as a user would in an empty HOME
+// and project, and
 // used by the real CLI, whose list-the-servers command must show `mcpdiff serve`
 // connected (and not connected when the server has another token).
 //
@@ -102,7 +103,7 @@ func serveFakeResponses(addr, logPath string) error {
 	return srv.Serve(ln)
 }
 
-// A config is one configuration the README shows: a command line to run in the
+// A config is one configuration the page shows: a command line to run in the
 // project, or a file to write there.
 type config struct {
 	client string // the CLI's command name: claude, gemini, codex, opencode, cursor
@@ -120,22 +121,28 @@ func (c config) String() string {
 	return c.client + "-" + kind
 }
 
-// httpURL is the address the README's HTTP configurations use.
+// httpURL is the address the page's HTTP configurations use.
 const httpURL = "http://127.0.0.1:8123/mcp"
 
-// readmeConfigs reads the configurations of the README's section "Any MCP client":
-// each `claude|gemini|codex ... mcp add` line of its sh blocks, and each block whose
-// info string names a file ("json opencode.json").
-func readmeConfigs(t *testing.T) []config {
+// clientsPage is the page that shows the configurations, and section their section.
+const (
+	clientsPage = "docs/clients.md"
+	section     = "## Setting up each client"
+)
+
+// pageConfigs reads the configurations of the page's section: each
+// `claude|gemini|codex ... mcp add` line of its sh blocks, and each block whose info
+// string names a file ("json opencode.json").
+func pageConfigs(t *testing.T) []config {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	data, err := os.ReadFile(filepath.Join(repoRoot, clientsPage))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	start := strings.Index(text, "\n## Any MCP client\n")
+	start := strings.Index(text, "\n"+section+"\n")
 	if start < 0 {
-		t.Fatal(`README.md has no section "## Any MCP client"`)
+		t.Fatalf("%s has no section %q", clientsPage, section)
 	}
 	section := text[start+1:]
 	if end := strings.Index(section, "\n## "); end >= 0 {
@@ -148,7 +155,7 @@ func readmeConfigs(t *testing.T) []config {
 		if file != "" {
 			client, ok := fileClients[file]
 			if !ok {
-				t.Fatalf("README: a block for %s, which this test does not know", file)
+				t.Fatalf("%s: a block for %s, which this test does not know", clientsPage, file)
 			}
 			configs = append(configs, config{client: client, http: strings.Contains(body, httpURL), file: file, body: body})
 			continue
@@ -162,7 +169,7 @@ func readmeConfigs(t *testing.T) []config {
 			}
 		}
 	}
-	// Every client has both, so that the README cannot lose one unnoticed.
+	// Every client has both, so that the page cannot lose one unnoticed.
 	for _, client := range []string{"claude", "gemini", "codex", "opencode", "cursor"} {
 		for _, http := range []bool{false, true} {
 			n := 0
@@ -172,7 +179,7 @@ func readmeConfigs(t *testing.T) []config {
 				}
 			}
 			if n != 1 {
-				t.Fatalf("README's \"Any MCP client\" has %d %s configurations for %s, want 1", n, map[bool]string{false: "stdio", true: "HTTP"}[http], client)
+				t.Fatalf("%s's %q has %d %s configurations for %s, want 1", clientsPage, section, n, map[bool]string{false: "stdio", true: "HTTP"}[http], client)
 			}
 		}
 	}

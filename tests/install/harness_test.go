@@ -34,13 +34,14 @@ const waitLimit = 60 * time.Second
 var (
 	repoRoot string   // this checkout
 	remotes  string   // a folder of git repositories plugin managers clone from
-	srcRepo  string   // remotes/owner/mcpdiff.nvim: the checkout's files, committed
+	srcRepo  string   // remotes/mcpdiff/mcpdiff: the checkout's files, committed
 	nvims    []string // Neovim binaries to run every test on
 	goEnv    []string // what `go build` needs to build from the module cache alone
 )
 
-// owner is the GitHub owner the README's lazy.nvim spec names ("<owner>/mcpdiff.nvim").
-const owner = "owner"
+// repo is the GitHub repository the install snippets of the README and the help name
+// (TestSnippetsNameTheRepository); plugin managers name its folder after its last part.
+const repo = "mcpdiff/mcpdiff"
 
 func TestMain(m *testing.M) {
 	code, err := setupSuite(m)
@@ -75,7 +76,7 @@ func setupSuite(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(tmp)
 	remotes = filepath.Join(tmp, "remotes")
-	srcRepo = filepath.Join(remotes, owner, "mcpdiff.nvim")
+	srcRepo = filepath.Join(remotes, filepath.FromSlash(repo))
 	if err := snapshotCheckout(srcRepo); err != nil {
 		return 0, err
 	}

@@ -24,7 +24,7 @@ var lazyMin = [2]int{0, 8}
 
 // lazyInit is an init.lua as lazy.nvim's README has users write it: lazy.nvim cloned
 // to stdpath("data")/lazy/lazy.nvim (here copied there), then setup() with the specs.
-// url_format makes "<owner>/<name>" specs clone from the local remotes folder instead
+// url_format makes "owner/name" specs clone from the local remotes folder instead
 // of GitHub, leaving the rest of lazy.nvim's install path (git clone --filter=blob:none,
 // checkout, helptags, build) as it runs for a user.
 func lazyInit(specs string) string {
@@ -81,15 +81,15 @@ func (u *user) checkInstalled(plugin, lazyOutput string) {
 	}
 }
 
-// The README's spec, `{ "<owner>/mcpdiff.nvim", build = "make", opts = {...} }`, in a
+// The README's spec, `{ "mcpdiff/mcpdiff", build = "make", opts = {...} }`, in a
 // clean HOME: lazy.nvim clones it, `make` builds bin/mcpdiff in the plugin folder,
 // which stays a clean clone; opts reach setup(), which starts the bridge; :help and
 // :checkhealth work.
 func TestLazyNvimInstall(t *testing.T) {
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
-		out := u.installLazy(nv, `{ "`+owner+`/mcpdiff.nvim", build = "make", opts = { diff = { layout = "inline" }, keymaps = { accept = "<leader>ya" } } },`)
-		plugin := filepath.Join(u.data, "nvim", "lazy", "mcpdiff.nvim")
+		out := u.installLazy(nv, `{ "`+repo+`", build = "make", opts = { diff = { layout = "inline" }, keymaps = { accept = "<leader>ya" } } },`)
+		plugin := filepath.Join(u.data, "nvim", "lazy", "mcpdiff")
 		u.checkInstalled(plugin, out)
 
 		s := u.start(nv)
@@ -112,7 +112,7 @@ func TestLazyNvimInstall(t *testing.T) {
 func TestLazyNvimOnCommand(t *testing.T) {
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
-		out := u.installLazy(nv, `{ "`+owner+`/mcpdiff.nvim", name = "foo.nvim", build = "make",
+		out := u.installLazy(nv, `{ "`+repo+`", name = "foo.nvim", build = "make",
   cmd = { "McpDiffStart", "McpDiffStatus", "McpDiffClaude", "McpDiffAccept", "McpDiffReject" },
   opts = { diff = { layout = "horizontal" } } },`)
 		plugin := filepath.Join(u.data, "nvim", "lazy", "foo.nvim")
@@ -169,8 +169,8 @@ func TestLazyNvimWithoutGo(t *testing.T) {
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
 		u.path = withoutGo(t)
-		out := u.installLazy(nv, `{ "`+owner+`/mcpdiff.nvim", build = "make", opts = {} },`)
-		plugin := filepath.Join(u.data, "nvim", "lazy", "mcpdiff.nvim")
+		out := u.installLazy(nv, `{ "`+repo+`", build = "make", opts = {} },`)
+		plugin := filepath.Join(u.data, "nvim", "lazy", "mcpdiff")
 		if n := strings.Count(out, "needs Go 1.25 or newer"); n != 1 {
 			t.Fatalf("lazy.nvim's output names the missing Go %d times, want once:\n%s", n, tail(out))
 		}

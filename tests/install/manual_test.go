@@ -21,7 +21,7 @@ func TestInstallByHand(t *testing.T) {
 				return fmt.Sprintf("vim.opt.rtp:prepend(%q)\nrequire(\"mcpdiff\").setup({})\n", folder)
 			}},
 		{"package", func(u *user) string {
-			return filepath.Join(u.data, "nvim", "site", "pack", "plugins", "start", "mcpdiff.nvim")
+			return filepath.Join(u.data, "nvim", "site", "pack", "plugins", "start", "mcpdiff") // the README's git clone
 		},
 			func(string) string { return "require(\"mcpdiff\").setup({})\n" }},
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // :McpDiffAgent NAME [args]: the agent's CLI in the terminal split, with mcpdiff's
@@ -80,7 +82,7 @@ func TestHealthAgents(t *testing.T) {
 	eachStarted(t, options{"terminal": map[string]any{"agents": map[string]any{"codex": codex, "gemini": "no-such-gemini"}}}, func(t *testing.T, s *session) {
 		lines := s.checkhealth()
 		wantHealth(t, lines, "OK", []string{codex + " found", "codex-cli 0.169.0"})
-		wantHealth(t, lines, "WARNING", []string{"Codex started in " + s.ws + " records none of its edits"}, "mcpdiff hooks install --agent codex")
+		wantHealth(t, lines, "WARNING", []string{"Codex started in " + s.ws + " records none of its edits"}, testenv.Binary+" hooks install --agent codex")
 		for _, l := range lines {
 			if strings.Contains(l, "Gemini CLI") {
 				t.Fatalf("a section for an agent not on PATH: %q", l)

@@ -249,7 +249,7 @@ func TestHealth(t *testing.T) {
 		s.lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
 		text := strings.Join(lines, "\n")
 		for _, want := range []string{"mcpdiff: binary", mcpdiff.Version, "listening on 127.0.0.1", "lock file", "Claude Code",
-			"mcpdiff: Claude Code hooks", "Claude Code started with :McpDiffClaude gets the hooks", "mcpdiff hooks install"} {
+			"mcpdiff: Claude Code hooks", "Claude Code started with :McpDiffClaude gets the hooks", "hooks install"} {
 			if !strings.Contains(text, want) {
 				t.Fatalf(":checkhealth mcpdiff lacks %q:\n%s", want, text)
 			}

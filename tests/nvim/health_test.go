@@ -121,7 +121,7 @@ func TestHealthSections(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines = s.checkhealth()
-		wantHealthInfo(t, lines, "a.txt was changed outside mcpdiff", "`mcpdiff restore --file a.txt`", "the next agent edit of it records the change as yours")
+		wantHealthInfo(t, lines, "a.txt was changed outside mcpdiff", "`"+testenv.Binary+" restore --file a.txt`", "the next agent edit of it records the change as yours")
 		for _, l := range lines {
 			if strings.Contains(l, "a.txt") && (strings.Contains(l, "WARNING") || strings.Contains(l, "ERROR") || strings.Contains(l, "--force")) {
 				t.Fatalf("a file changed outside mcpdiff is reported as %q", l)
@@ -145,7 +145,7 @@ func TestHealthSections(t *testing.T) {
 		s.lua(`local bin, cmd = ...; require("mcpdiff").setup({ bin = bin, terminal = { cmd = cmd, hooks = false } })`, nil, testenv.Binary, claude)
 		lines = s.checkhealth()
 		wantHealth(t, lines, "WARNING", []string{"permission mode acceptEdits", "set in " + settings, "nothing records them"},
-			"`mcpdiff hooks install`", `"defaultMode": "default"`)
+			"`"+testenv.Binary+" hooks install`", `"defaultMode": "default"`)
 		if err := os.WriteFile(settings, []byte(`{"permissions": {"defaultMode": "default"}}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestHealthSections(t *testing.T) {
 		}
 		s.lua(`require("mcpdiff").version = "9.9.9"`, nil)
 		lines = s.checkhealth()
-		wantHealth(t, lines, "ERROR", []string{"`mcpdiff status` in " + s.ws + " failed", "newer mcpdiff"}, "mcpdiff status --workspace")
+		wantHealth(t, lines, "ERROR", []string{"`" + testenv.Binary + " status` in " + s.ws + " failed", "newer mcpdiff"}, testenv.Binary+" status --workspace")
 		wantHealth(t, lines, "ERROR", []string{"is version " + mcpdiff.Version + ", the Lua plugin is 9.9.9"}, "run `make` in "+repoRoot)
 
 		// The bridge stopped: a warning saying how to start it.

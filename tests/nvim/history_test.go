@@ -258,8 +258,9 @@ func TestFileChangedOutsideIsReportedAlikeEverywhere(t *testing.T) {
 		s.waitListLine("Info: " + want)
 		s.cmd("close")
 
+		// :checkhealth names the binary by its path: no mcpdiff is on this test's PATH.
 		lines := s.checkhealth()
-		wantHealthInfo(t, lines, want, restore)
+		wantHealthInfo(t, lines, want, "`"+testenv.Binary+" restore --file dir/hello.txt`")
 		for _, l := range lines {
 			if strings.Contains(l, "hello.txt") && (strings.Contains(l, "WARNING") || strings.Contains(l, "ERROR")) {
 				t.Fatalf(":checkhealth reports it as %q", l)

@@ -1,9 +1,11 @@
-// Package readme runs the README's commands: each fenced sh block whose first command
-// starts with `mcpdiff` or `make` is run with bash in a temp workspace (mcpdiff on PATH,
-// an empty HOME, no network), unless an HTML comment right before it says why not:
+// Package readme runs the commands of the documentation — README.md, CONTRIBUTING.md
+// and docs/*.md: each fenced sh block whose first command starts with `mcpdiff` or
+// `make` is run with bash in a temp workspace (mcpdiff on PATH, an empty HOME, no
+// network), unless an HTML comment right before it says why not:
 // `<!-- not run: REASON -->`. A block after `<!-- history: ... -->` runs in a workspace
 // whose history the test first makes with `mcpdiff serve` through a real MCP client:
-// the README's example edit id stands for the first edit made.
+// the example edit id stands for the first edit made. It also checks that what the
+// pages name exists: repository paths, links between pages.
 package readme
 
 import (
@@ -24,27 +26,56 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m, testenv.Suite{}) }
 
-// exampleEdit and exampleConv are the ids the README's history examples use.
+// exampleEdit and exampleConv are the ids the history examples use.
 const (
 	exampleEdit = "3f2a9c1b"
 	exampleConv = "conv_1732252680000_ab12cd34"
 )
 
-// block is one fenced sh block of the README.
+// block is one fenced sh block of a page.
 type block struct {
+	file    string // the page, relative to the repository
 	section string // the ## heading it is under
 	line    int    // its first line's number, for messages
 	note    string // the HTML comment right before it, if any
 	code    string
 }
 
-func readmeBlocks(t *testing.T) []block {
+// pages are the Markdown pages whose commands run here, relative to the repository.
+func pages(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	docs, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v %v", docs, err)
+	}
+	out := []string{"README.md", "CONTRIBUTING.md"}
+	for _, d := range docs {
+		out = append(out, filepath.ToSlash(filepath.Join("docs", filepath.Base(d))))
+	}
+	return out
+}
+
+// repoText is a file of the repository, as text.
+func repoText(t *testing.T, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return parseBlocks(string(data))
+	return string(data)
+}
+
+// docBlocks are the sh blocks of every page.
+func docBlocks(t *testing.T) []block {
+	t.Helper()
+	var all []block
+	for _, page := range pages(t) {
+		for _, b := range parseBlocks(repoText(t, page)) {
+			b.file = page
+			all = append(all, b)
+		}
+	}
+	return all
 }
 
 // parseBlocks finds the sh blocks of a Markdown text.
@@ -87,8 +118,8 @@ func firstCommand(code string) string {
 
 var notRun = regexp.MustCompile(`^not run: \S`)
 
-// runs says whether the README's block b must run; an error when it is marked as
-// not run without a reason.
+// runs says whether block b must run; an error when it is marked as not run without
+// a reason.
 func runs(b block) (bool, error) {
 	if cmd := firstCommand(b.code); cmd != "mcpdiff" && cmd != "make" {
 		return false, nil
@@ -97,7 +128,7 @@ func runs(b block) (bool, error) {
 		return false, nil
 	}
 	if strings.HasPrefix(b.note, "not run") {
-		return false, fmt.Errorf("README.md:%d: %q must give a reason: <!-- not run: REASON -->", b.line, b.note)
+		return false, fmt.Errorf("%s:%d: %q must give a reason: <!-- not run: REASON -->", b.file, b.line, b.note)
 	}
 	return true, nil
 }
@@ -121,9 +152,9 @@ func TestBlocksToRun(t *testing.T) {
 	}
 }
 
-func TestReadmeCommands(t *testing.T) {
-	ran := 0
-	for _, b := range readmeBlocks(t) {
+func TestDocCommands(t *testing.T) {
+	ran := map[string]int{}
+	for _, b := range docBlocks(t) {
 		run, err := runs(b)
 		if err != nil {
 			t.Error(err)
@@ -131,11 +162,11 @@ func TestReadmeCommands(t *testing.T) {
 		if !run {
 			continue
 		}
-		ran++
-		t.Run(strings.ReplaceAll(b.section, " ", "_"), func(t *testing.T) { runBlock(t, b) })
+		ran[b.file]++
+		t.Run(b.file+"/"+strings.ReplaceAll(b.section, " ", "_"), func(t *testing.T) { runBlock(t, b) })
 	}
-	if ran < 2 {
-		t.Fatalf("ran %d of the README's blocks: the sections this test checks are gone", ran)
+	if ran["README.md"] < 3 {
+		t.Fatalf("ran %d of the README's blocks: the sections this test checks are gone", ran["README.md"])
 	}
 }
 
@@ -170,7 +201,7 @@ func runBlock(t *testing.T, b block) {
 	var check func()
 	if strings.HasPrefix(b.note, "history:") {
 		if !strings.Contains(b.note, exampleEdit) {
-			t.Fatalf("README.md:%d: the history note must name the example edit %s", b.line, exampleEdit)
+			t.Fatalf("%s:%d: the history note must name the example edit %s", b.file, b.line, exampleEdit)
 		}
 		first := seedHistory(t, e)
 		code = strings.ReplaceAll(code, exampleEdit, first[:8])
@@ -188,9 +219,9 @@ func runBlock(t *testing.T, b block) {
 	cmd.Dir, cmd.Env = e.ws, e.vars
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("README.md:%d (%s): %v\n%s\n--- output:\n%s", b.line, b.section, err, code, out)
+		t.Fatalf("%s:%d (%s): %v\n%s\n--- output:\n%s", b.file, b.line, b.section, err, code, out)
 	}
-	t.Logf("README.md:%d:\n%s\n--- output:\n%s", b.line, code, out)
+	t.Logf("%s:%d:\n%s\n--- output:\n%s", b.file, b.line, code, out)
 	if strings.Contains(code, "mcpdiff hooks install --scope user") {
 		check = func() {
 			got, _ := os.ReadFile(filepath.Join(e.config, "settings.json"))
@@ -243,13 +274,13 @@ func seedHistory(t *testing.T, e *env) string {
 }
 
 // A path in backticks that starts with one of the repository's own folders.
-var repoPath = regexp.MustCompile("`((?:cmd|bridge|nvim|lua|plugin|tests|internal|scripts|doc|third_party)/[A-Za-z0-9_./-]*)")
+var repoPath = regexp.MustCompile("`((?:cmd|bridge|nvim|lua|plugin|tests|internal|scripts|doc|docs|third_party)/[A-Za-z0-9_./-]*)")
 
-// TestRepoPathsExist keeps the README and the help true after a move: every folder or
-// file of the repository they name in backticks exists.
+// TestRepoPathsExist keeps the documentation true after a move: every folder or file
+// of the repository the pages, the help and the changelog name in backticks exists.
 func TestRepoPathsExist(t *testing.T) {
 	root := testenv.RepoRoot()
-	for _, doc := range []string{"README.md", "doc/mcpdiff.txt", "CHANGELOG.md"} {
+	for _, doc := range append(pages(t), "doc/mcpdiff.txt", "CHANGELOG.md") {
 		data, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)
@@ -262,5 +293,39 @@ func TestRepoPathsExist(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A Markdown link or image: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinksExist: every link of a page to a file of the repository (the other
+// pages, the pictures) leads to one that exists.
+func TestDocLinksExist(t *testing.T) {
+	root := testenv.RepoRoot()
+	links := 0
+	for _, page := range pages(t) {
+		for i, line := range strings.Split(repoText(t, page), "\n") {
+			for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+				target, _, _ := strings.Cut(m[1], "#")
+				if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				links++
+				if _, err := os.Stat(filepath.Join(root, filepath.Dir(page), target)); err != nil {
+					t.Errorf("%s:%d links to %s, which is not in the repository", page, i+1, m[1])
+				}
+			}
+		}
+	}
+	if links < 5 {
+		t.Fatalf("found %d links between the pages: the pattern no longer matches them", links)
+	}
+}
+
+// The README stays a page for users: at most 400 lines, everything else in docs/.
+func TestReadmeIsShort(t *testing.T) {
+	if n := strings.Count(repoText(t, "README.md"), "\n"); n > 400 {
+		t.Fatalf("README.md has %d lines, more than 400: move the details to docs/", n)
 	}
 }
