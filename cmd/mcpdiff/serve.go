@@ -57,7 +57,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveOptions) {
 	o.http = fs.String("http", "", "serve streamable HTTP on this loopback `address` (127.0.0.1:PORT) instead of stdio")
 	o.nvim = fs.String("nvim", "", "Neovim's RPC `address` (default $NVIM): files with unsaved changes there are protected")
 	o.maxSize = fs.Int64("max-file-size", filetools.DefaultMaxFileSize, "largest text file the tools read or edit, in `bytes`")
-	o.fsync = fs.Bool("fsync", false, "fsync each written file and its folder (slower; see README)")
+	o.fsync = fs.Bool("fsync", false, "fsync each written file and its folder (slower; see docs/behaviour.md)")
 	return fs, o
 }
 
