@@ -191,7 +191,7 @@ func Find(dir string) (string, error) {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w in %s or any parent folder (edits are recorded by `mcpdiff serve`; pass --workspace DIR to choose one)", ErrNoStore, abs)
+			return "", fmt.Errorf("%w in %s or any parent folder (one is made by the first edit an agent makes through its hooks, the Neovim plugin or `mcpdiff serve`; pass --workspace DIR to choose another folder)", ErrNoStore, abs)
 		}
 	}
 }
