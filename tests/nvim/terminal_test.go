@@ -123,8 +123,11 @@ func TestClaudeTerminalIsOne(t *testing.T) {
 
 		// /exit: its window closes and its buffer goes, in Normal mode.
 		s.typeInTerm("/exit")
-		st = s.waitTerm("the terminal to close", func(st termState) bool { return st.Wins == 1 && len(st.Terms) == 0 })
-		if st.Current != file || st.Mode != "n" {
+		// Terminal mode ends on Neovim's next turn after the window closes: wait for both.
+		st = s.waitTerm("the terminal to close, in Normal mode", func(st termState) bool {
+			return st.Wins == 1 && len(st.Terms) == 0 && st.Mode == "n"
+		})
+		if st.Current != file {
 			t.Fatalf("after /exit: %+v", st)
 		}
 
