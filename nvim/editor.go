@@ -16,6 +16,7 @@ import (
 	nvimrpc "github.com/neovim/go-client/nvim"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Answerer receives the user's answer to a diff (ide.Server implements it).
@@ -306,14 +307,14 @@ func (e *Editor) reloadWhenWritten(path, accepted string) {
 // buffer and lose every window's place in it.
 type writeSeen struct {
 	path, text  string
-	first, last ide.FileStamp
+	first, last workspace.Stamp
 }
 
 func newWriteSeen(path, text string) *writeSeen {
-	return &writeSeen{path: path, text: text, first: ide.Stamp(path)}
+	return &writeSeen{path: path, text: text, first: workspace.StatStamp(path)}
 }
 
-func (w *writeSeen) holdsText(now ide.FileStamp) bool {
+func (w *writeSeen) holdsText(now workspace.Stamp) bool {
 	if !now.Exists || now.Size != int64(len(w.text)) {
 		return false
 	}
@@ -323,14 +324,14 @@ func (w *writeSeen) holdsText(now ide.FileStamp) bool {
 
 // written is one poll.
 func (w *writeSeen) written() bool {
-	now := ide.Stamp(w.path)
-	if now == w.first {
+	now := workspace.StatStamp(w.path)
+	if now.UnchangedSince(w.first) {
 		return false
 	}
 	if w.holdsText(now) {
 		return true
 	}
-	settled := now == w.last
+	settled := now.UnchangedSince(w.last)
 	w.last = now
 	return settled
 }

@@ -3,6 +3,8 @@ package ide
 import (
 	"os"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // writeWatch waits for the client to write an accepted diff. The CLI, not the
@@ -11,23 +13,6 @@ type writeWatch struct {
 	d          *diff
 	poke       chan struct{} // "look now": a close_tab or getDiagnostics arrived
 	superseded chan struct{} // closed (under Server.mu) when a new diff of the file opens
-}
-
-// FileStamp is what a stat shows of a file: polling it notices a write without
-// reading the file. Package nvim uses it too.
-type FileStamp struct {
-	Exists  bool
-	Size    int64
-	ModNano int64
-}
-
-// Stamp stats path; a file that cannot be stat'ed has the zero FileStamp.
-func Stamp(path string) FileStamp {
-	info, err := os.Stat(path)
-	if err != nil {
-		return FileStamp{}
-	}
-	return FileStamp{Exists: true, Size: info.Size(), ModNano: info.ModTime().UnixNano()}
 }
 
 // watchWrite starts waiting for d's accepted text to reach the disk, to record it.
@@ -62,7 +47,7 @@ func (s *Server) runWatch(w *writeWatch) {
 	poll := time.NewTicker(s.watchPoll)
 	defer poll.Stop()
 
-	var seen FileStamp
+	var seen workspace.Stamp
 	force := true
 	for {
 		if s.checkWrite(w.d, &seen, force) {
@@ -94,10 +79,10 @@ func (s *Server) runWatch(w *writeWatch) {
 
 // checkWrite reads the file when forced or when its stamp changed, and records the
 // diff once the file holds the accepted text.
-func (s *Server) checkWrite(d *diff, seen *FileStamp, force bool) bool {
+func (s *Server) checkWrite(d *diff, seen *workspace.Stamp, force bool) bool {
 	path := d.req.NewPath
-	stamp := Stamp(path)
-	if !force && stamp == *seen {
+	stamp := workspace.StatStamp(path)
+	if !force && stamp.UnchangedSince(*seen) {
 		return false
 	}
 	*seen = stamp
