@@ -43,9 +43,11 @@ type diff struct {
 	answer  chan diffAnswer // buffered: the one answer to the waiting openDiff
 
 	// Guarded by Server.mu.
-	status  diffStatus
-	final   string // the accepted text, once saved
-	settled bool   // saved, and no longer waiting for the client to write the file
+	status    diffStatus
+	final     string // the accepted text, once saved
+	settled   bool   // saved, and no longer waiting for the client to write the file
+	closed    bool   // the editor's view is torn down
+	reloadDue bool   // the client wrote the file while the view was open: reload after teardown
 }
 
 type diffAnswer struct {
@@ -240,8 +242,9 @@ func (s *Server) closeDiffs(diffs []*diff) {
 	}
 }
 
-// teardown asks the editor to close d's view; an accepted one reloads its buffers.
-// d has left pending (and Server.diffs) before, so its status is final.
+// teardown asks the editor to close d's view, then reloads the file's buffers if
+// the client wrote it meanwhile. d has left pending (and Server.diffs) before, so
+// its status is final.
 func (s *Server) teardown(d *diff) {
 	s.mu.Lock()
 	outcome := NothingWritten
@@ -253,6 +256,14 @@ func (s *Server) teardown(d *diff) {
 	defer cancel()
 	if err := s.editor.CloseDiff(ctx, d.req.TabName, outcome); err != nil {
 		s.logf("ide: close diff %q: %v", d.req.TabName, err)
+	}
+	s.mu.Lock()
+	d.closed = true
+	due := d.reloadDue
+	d.reloadDue = false
+	s.mu.Unlock()
+	if due {
+		s.reload(d)
 	}
 }
 
