@@ -16,9 +16,11 @@ import (
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 )
 
-// Answerer receives the user's answer to a diff (ide.Server implements it).
+// Answerer receives the user's answer to a diff (ide.Server implements it, and
+// keeps the only registry of open diffs: Neovim's side keeps none).
 type Answerer interface {
 	Answer(tabName string, accepted bool, text string)
+	AcceptProposal(tabName string)
 }
 
 // Editor implements ide.Editor on a Neovim that runs the mcpdiff Lua plugin.
@@ -35,16 +37,6 @@ type Editor struct {
 	life    context.Context // ends with Close: stops the background work below
 	endLife context.CancelFunc
 	watches sync.WaitGroup // clean-ups
-
-	mu    sync.Mutex
-	diffs map[string]*shownDiff // by tab name
-}
-
-// shownDiff is what Go keeps of a diff Neovim shows.
-type shownDiff struct {
-	buf      nvimrpc.Buffer
-	proposal string
-	format   textFormat
 }
 
 // NewEditor returns an Editor calling into the Neovim at v. logf may be nil.
@@ -59,7 +51,6 @@ func NewEditor(v *nvimrpc.Nvim, logf func(format string, args ...any)) *Editor {
 		callTimeout: 5 * time.Second,
 		life:        life,
 		endLife:     end,
-		diffs:       map[string]*shownDiff{},
 	}
 }
 
@@ -89,6 +80,7 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		"new_file": req.NewFile,
 		"dos":      format.crlf,
 		"bomb":     format.bom,
+		"eol":      format.finalNewline,
 	}
 	var prep prepared
 	err := callLua(ctx, e.v, "prepare the diff", "diff.prepare", &prep, luaReq)
@@ -103,9 +95,6 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		}
 	}
 	buf := nvimrpc.Buffer(prep.Buf)
-	e.mu.Lock()
-	e.diffs[req.TabName] = &shownDiff{buf: buf, proposal: req.Contents, format: format}
-	e.mu.Unlock()
 
 	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
@@ -123,7 +112,6 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		err = callLua(ctx, e.v, "draw the diff", "diff.show", nil, show...)
 	}
 	if err != nil {
-		e.forget(req.TabName)
 		e.dropHalfDrawn(req.TabName)
 		return fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
 	}
@@ -162,7 +150,6 @@ func (e *Editor) dropHalfDrawn(tabName string) {
 
 // CloseDiff tears the view down.
 func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Teardown) error {
-	e.forget(tabName)
 	reason := closedByClient
 	if outcome == ide.ClientWrites {
 		reason = closedAccepted
@@ -173,46 +160,45 @@ func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Tear
 	return nil
 }
 
-func (e *Editor) forget(tabName string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.diffs, tabName)
-}
-
-func (e *Editor) lookup(tabName string) *shownDiff {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.diffs[tabName]
+// luaFormat is a proposal's textFormat as Lua sends it back with an answer (as it
+// got it in prepare's request).
+type luaFormat struct {
+	Dos  bool `msgpack:"dos"`
+	Bomb bool `msgpack:"bomb"`
+	EOL  bool `msgpack:"eol"`
 }
 
 // accept answers FILE_SAVED: the exact proposal when the buffer is untouched, else
-// the buffer's lines in the proposal's format. empty: the buffer holds no line at all
-// (Neovim shows one empty line either way), which is the empty text.
-func (e *Editor) accept(tabName string, changed, empty bool) {
-	d := e.lookup(tabName)
-	if d == nil || e.Answers == nil {
+// the lines of the proposal buffer buf in the proposal's format. empty: the buffer
+// holds no line at all (Neovim shows one empty line either way), which is the
+// empty text.
+func (e *Editor) accept(tabName string, changed, empty bool, buf int, lf luaFormat) {
+	if e.Answers == nil {
 		return
 	}
-	text := d.proposal
-	if changed && empty {
-		text = d.format.joinLines(nil)
-	} else if changed {
-		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
-		defer cancel()
-		var lines [][]byte
-		err := call(ctx, "read the proposal", func() (err error) {
-			lines, err = e.v.BufferLines(d.buf, 0, -1, false)
-			return err
-		})
-		if err != nil {
-			// Without the user's text, nothing must be written.
-			e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", tabName, err)
-			e.Answers.Answer(tabName, false, "")
-			return
-		}
-		text = d.format.joinLines(lines)
+	if !changed {
+		e.Answers.AcceptProposal(tabName)
+		return
 	}
-	e.Answers.Answer(tabName, true, text)
+	format := textFormat{crlf: lf.Dos, bom: lf.Bomb, finalNewline: lf.EOL}
+	if empty {
+		e.Answers.Answer(tabName, true, format.joinLines(nil))
+		return
+	}
+	ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
+	defer cancel()
+	var lines [][]byte
+	err := call(ctx, "read the proposal", func() (err error) {
+		lines, err = e.v.BufferLines(nvimrpc.Buffer(buf), 0, -1, false)
+		return err
+	})
+	if err != nil {
+		// Without the user's text, nothing must be written.
+		e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", tabName, err)
+		e.Answers.Answer(tabName, false, "")
+		return
+	}
+	e.Answers.Answer(tabName, true, format.joinLines(lines))
 }
 
 func (e *Editor) reject(tabName string) {

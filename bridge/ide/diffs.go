@@ -271,11 +271,28 @@ func (s *Server) teardown(d *diff) {
 // text to save, or rejected (the proposal was closed). Unknown or already answered
 // tabs are ignored.
 func (s *Server) Answer(tabName string, accepted bool, text string) {
+	s.answerDiff(tabName, func(*diff) diffAnswer { return diffAnswer{accepted: accepted, text: text} })
+}
+
+// AcceptProposal answers a pending diff accepted as proposed: FILE_SAVED with the
+// proposal's exact bytes, which only the server keeps.
+func (s *Server) AcceptProposal(tabName string) {
+	s.answerDiff(tabName, func(d *diff) diffAnswer { return diffAnswer{accepted: true, text: d.req.Contents} })
+}
+
+// answerDiff resolves the diff of tabName, if pending, with what answer makes of it
+// (under the lock, so the answer is the diff's own).
+func (s *Server) answerDiff(tabName string, answer func(*diff) diffAnswer) {
 	s.mu.Lock()
 	d := s.diffs[tabName]
-	resolved := d != nil && s.resolveLocked(d, diffAnswer{accepted: accepted, text: text})
+	var a diffAnswer
+	resolved := false
+	if d != nil && d.status == diffPending {
+		a = answer(d)
+		resolved = s.resolveLocked(d, a)
+	}
 	s.mu.Unlock()
-	if resolved && accepted {
+	if resolved && a.accepted {
 		s.watchWrite(d)
 	}
 }
