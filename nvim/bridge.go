@@ -139,7 +139,9 @@ func connectionError(err error) error {
 // every call of lua/mcpdiff against.
 func (b *bridge) handlers() map[string]any {
 	return map[string]any{
-		"mcpdiff_accept": func(tab string, changed, empty bool) { b.editor.accept(tab, changed, empty) },
+		"mcpdiff_accept": func(tab string, changed, empty bool, buf int, format luaFormat) {
+			b.editor.accept(tab, changed, empty, buf, format)
+		},
 		"mcpdiff_reject": func(tab string) { b.editor.reject(tab) },
 		"mcpdiff_selection": func(params map[string]any) {
 			if s := b.ideServer(); s != nil {

@@ -6,9 +6,7 @@ package nvim
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 	"unsafe"
@@ -18,9 +16,11 @@ import (
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 )
 
-// Answerer receives the user's answer to a diff (ide.Server implements it).
+// Answerer receives the user's answer to a diff (ide.Server implements it, and
+// keeps the only registry of open diffs: Neovim's side keeps none).
 type Answerer interface {
 	Answer(tabName string, accepted bool, text string)
+	AcceptProposal(tabName string)
 }
 
 // Editor implements ide.Editor on a Neovim that runs the mcpdiff Lua plugin.
@@ -32,28 +32,11 @@ type Editor struct {
 	// Answers receives what the user answers in Neovim.
 	Answers Answerer
 
-	// How to wait for the agent to write an accepted file before reloading its
-	// buffers (variables so tests can shorten them).
-	reloadPoll    time.Duration
-	reloadTimeout time.Duration
-	callTimeout   time.Duration // bound on a call answering a user event
+	callTimeout time.Duration // bound on a call answering a user event
 
 	life    context.Context // ends with Close: stops the background work below
 	endLife context.CancelFunc
-	watches sync.WaitGroup // reload watchers and clean-ups
-
-	mu      sync.Mutex
-	diffs   map[string]*shownDiff    // by tab name
-	reloads map[string]chan struct{} // by path: closed to end that path's reload watcher
-}
-
-// shownDiff is what Go keeps of a diff Neovim shows.
-type shownDiff struct {
-	buf      nvimrpc.Buffer
-	path     string
-	proposal string
-	format   textFormat
-	accepted string // the text answered with FILE_SAVED
+	watches sync.WaitGroup // clean-ups
 }
 
 // NewEditor returns an Editor calling into the Neovim at v. logf may be nil.
@@ -63,19 +46,15 @@ func NewEditor(v *nvimrpc.Nvim, logf func(format string, args ...any)) *Editor {
 	}
 	life, end := context.WithCancel(context.Background())
 	return &Editor{
-		v:             v,
-		logf:          logf,
-		reloadPoll:    10 * time.Millisecond,
-		reloadTimeout: 30 * time.Second,
-		callTimeout:   5 * time.Second,
-		life:          life,
-		endLife:       end,
-		diffs:         map[string]*shownDiff{},
-		reloads:       map[string]chan struct{}{},
+		v:           v,
+		logf:        logf,
+		callTimeout: 5 * time.Second,
+		life:        life,
+		endLife:     end,
 	}
 }
 
-// Close stops the background work (reload watchers, clean-ups) and waits for it.
+// Close stops the background work (clean-ups) and waits for it.
 func (e *Editor) Close() {
 	e.endLife()
 	e.watches.Wait()
@@ -101,6 +80,7 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		"new_file": req.NewFile,
 		"dos":      format.crlf,
 		"bomb":     format.bom,
+		"eol":      format.finalNewline,
 	}
 	var prep prepared
 	err := callLua(ctx, e.v, "prepare the diff", "diff.prepare", &prep, luaReq)
@@ -115,9 +95,6 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		}
 	}
 	buf := nvimrpc.Buffer(prep.Buf)
-	e.mu.Lock()
-	e.diffs[req.TabName] = &shownDiff{buf: buf, path: req.NewPath, proposal: req.Contents, format: format}
-	e.mu.Unlock()
 
 	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
@@ -135,7 +112,6 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		err = callLua(ctx, e.v, "draw the diff", "diff.show", nil, show...)
 	}
 	if err != nil {
-		e.forget(req.TabName)
 		e.dropHalfDrawn(req.TabName)
 		return fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
 	}
@@ -172,74 +148,57 @@ func (e *Editor) dropHalfDrawn(tabName string) {
 	}()
 }
 
-// CloseDiff tears the view down. For an accepted diff it then waits (in the
-// background, the client writes the file after this returns) for the file to change
-// and reloads its unmodified buffers.
+// CloseDiff tears the view down.
 func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Teardown) error {
-	path, accepted, known := e.forget(tabName)
 	reason := closedByClient
 	if outcome == ide.ClientWrites {
 		reason = closedAccepted
 	}
-	err := closeView(ctx, e.v, "close the diff", tabName, reason)
-	if outcome == ide.ClientWrites && known {
-		e.reloadWhenWritten(path, accepted)
-	}
-	if err != nil {
+	if err := closeView(ctx, e.v, "close the diff", tabName, reason); err != nil {
 		return fmt.Errorf("close the diff %q: %w", tabName, err)
 	}
 	return nil
 }
 
-// forget drops a diff, returning its file and the text it was accepted with.
-func (e *Editor) forget(tabName string) (path, accepted string, known bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	d := e.diffs[tabName]
-	delete(e.diffs, tabName)
-	if d == nil {
-		return "", "", false
-	}
-	return d.path, d.accepted, true
-}
-
-func (e *Editor) lookup(tabName string) *shownDiff {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.diffs[tabName]
+// luaFormat is a proposal's textFormat as Lua sends it back with an answer (as it
+// got it in prepare's request).
+type luaFormat struct {
+	Dos  bool `msgpack:"dos"`
+	Bomb bool `msgpack:"bomb"`
+	EOL  bool `msgpack:"eol"`
 }
 
 // accept answers FILE_SAVED: the exact proposal when the buffer is untouched, else
-// the buffer's lines in the proposal's format. empty: the buffer holds no line at all
-// (Neovim shows one empty line either way), which is the empty text.
-func (e *Editor) accept(tabName string, changed, empty bool) {
-	d := e.lookup(tabName)
-	if d == nil || e.Answers == nil {
+// the lines of the proposal buffer buf in the proposal's format. empty: the buffer
+// holds no line at all (Neovim shows one empty line either way), which is the
+// empty text.
+func (e *Editor) accept(tabName string, changed, empty bool, buf int, lf luaFormat) {
+	if e.Answers == nil {
 		return
 	}
-	text := d.proposal
-	if changed && empty {
-		text = d.format.joinLines(nil)
-	} else if changed {
-		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
-		defer cancel()
-		var lines [][]byte
-		err := call(ctx, "read the proposal", func() (err error) {
-			lines, err = e.v.BufferLines(d.buf, 0, -1, false)
-			return err
-		})
-		if err != nil {
-			// Without the user's text, nothing must be written.
-			e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", tabName, err)
-			e.Answers.Answer(tabName, false, "")
-			return
-		}
-		text = d.format.joinLines(lines)
+	if !changed {
+		e.Answers.AcceptProposal(tabName)
+		return
 	}
-	e.mu.Lock()
-	d.accepted = text
-	e.mu.Unlock()
-	e.Answers.Answer(tabName, true, text)
+	format := textFormat{crlf: lf.Dos, bom: lf.Bomb, finalNewline: lf.EOL}
+	if empty {
+		e.Answers.Answer(tabName, true, format.joinLines(nil))
+		return
+	}
+	ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
+	defer cancel()
+	var lines [][]byte
+	err := call(ctx, "read the proposal", func() (err error) {
+		lines, err = e.v.BufferLines(nvimrpc.Buffer(buf), 0, -1, false)
+		return err
+	})
+	if err != nil {
+		// Without the user's text, nothing must be written.
+		e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", tabName, err)
+		e.Answers.Answer(tabName, false, "")
+		return
+	}
+	e.Answers.Answer(tabName, true, format.joinLines(lines))
 }
 
 func (e *Editor) reject(tabName string) {
@@ -248,97 +207,11 @@ func (e *Editor) reject(tabName string) {
 	}
 }
 
-// reloadWhenWritten reloads path's unmodified buffers once the client has written
-// the file (writeSeen), giving up after reloadTimeout. Polling a stat every few
-// milliseconds is cheaper and more exact than claudecode.nvim's fixed 100 ms wait. It
-// ends the wait of an earlier accepted diff of the file: that one's write has come,
-// or will not.
-func (e *Editor) reloadWhenWritten(path, accepted string) {
-	superseded := make(chan struct{})
-	e.mu.Lock()
-	if earlier := e.reloads[path]; earlier != nil {
-		close(earlier)
+// Reload reloads path's buffers that have no unsaved changes: the client wrote the
+// file of an accepted diff (the IDE server waited for it).
+func (e *Editor) Reload(ctx context.Context, path string) error {
+	if _, err := reloadBuffers(ctx, e.v, []string{path}); err != nil {
+		return fmt.Errorf("reload %s: %w", path, err)
 	}
-	e.reloads[path] = superseded
-	e.mu.Unlock()
-	e.watches.Add(1)
-	go func() {
-		defer e.watches.Done()
-		defer func() {
-			e.mu.Lock()
-			if e.reloads[path] == superseded {
-				delete(e.reloads, path)
-			}
-			e.mu.Unlock()
-		}()
-		w := newWriteSeen(path, accepted)
-		if w.holdsText(w.first) {
-			e.reload(path)
-			return
-		}
-		deadline := time.NewTimer(e.reloadTimeout)
-		defer deadline.Stop()
-		tick := time.NewTicker(e.reloadPoll)
-		defer tick.Stop()
-		for {
-			select {
-			case <-e.life.Done():
-				return
-			case <-superseded:
-				return
-			case <-deadline.C:
-				e.logf("nvim: %s was not written within %v of being accepted; its buffers were not reloaded", path, e.reloadTimeout)
-				return
-			case <-tick.C:
-				if w.written() {
-					e.reload(path)
-					return
-				}
-			}
-		}
-	}()
-}
-
-// writeSeen tells, poll by poll, when the client has written a file it accepted with
-// text: as soon as the file holds text, or once it has changed and then stayed the
-// same for a poll (the client wrote something else). A write caught half-way (the
-// file truncated, the text not yet in it) is not reloaded: that would show an empty
-// buffer and lose every window's place in it.
-type writeSeen struct {
-	path, text  string
-	first, last ide.FileStamp
-}
-
-func newWriteSeen(path, text string) *writeSeen {
-	return &writeSeen{path: path, text: text, first: ide.Stamp(path)}
-}
-
-func (w *writeSeen) holdsText(now ide.FileStamp) bool {
-	if !now.Exists || now.Size != int64(len(w.text)) {
-		return false
-	}
-	data, err := os.ReadFile(w.path)
-	return err == nil && string(data) == w.text
-}
-
-// written is one poll.
-func (w *writeSeen) written() bool {
-	now := ide.Stamp(w.path)
-	if now == w.first {
-		return false
-	}
-	if w.holdsText(now) {
-		return true
-	}
-	settled := now == w.last
-	w.last = now
-	return settled
-}
-
-func (e *Editor) reload(path string) {
-	ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
-	defer cancel()
-	if _, err := reloadBuffers(ctx, e.v, []string{path}); err != nil && !errors.Is(err, context.Canceled) {
-		e.logf("nvim: reload %s: %v", path, err)
-	}
+	return nil
 }

@@ -171,8 +171,8 @@ func TestLuaTypesNameWhatGoSends(t *testing.T) {
 		"mcpdiff.EditChange":    slices.Collect(maps.Keys(luaChange(history.Hunk{}))),
 		"mcpdiff.PendingChange": slices.Collect(maps.Keys(sent)),
 		"mcpdiff.ReviewList":    msgpackFields(reflect.TypeFor[reviewlist.List]()),
-		"mcpdiff.BridgeInfo":    {"port", "lock", "token", "version", "pid"}, // attach in bridge.go
-		"mcpdiff.DiffRequest":   {"tab", "path", "new_file", "dos", "bomb"},  // OpenDiff in editor.go
+		"mcpdiff.BridgeInfo":    {"port", "lock", "token", "version", "pid"},       // attach in bridge.go
+		"mcpdiff.DiffRequest":   {"tab", "path", "new_file", "dos", "bomb", "eol"}, // OpenDiff in editor.go
 		"mcpdiff.DiffTexts":     {"orig", "prop"},
 		"mcpdiff.HunksUpdate":   {"files", "reload", "workspaces"}, // storesChanged in review.go
 	} {

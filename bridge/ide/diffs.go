@@ -43,9 +43,11 @@ type diff struct {
 	answer  chan diffAnswer // buffered: the one answer to the waiting openDiff
 
 	// Guarded by Server.mu.
-	status  diffStatus
-	final   string // the accepted text, once saved
-	settled bool   // saved, and no longer waiting for the client to write the file
+	status    diffStatus
+	final     string // the accepted text, once saved
+	settled   bool   // saved, and no longer waiting for the client to write the file
+	closed    bool   // the editor's view is torn down
+	reloadDue bool   // the client wrote the file while the view was open: reload after teardown
 }
 
 type diffAnswer struct {
@@ -240,8 +242,9 @@ func (s *Server) closeDiffs(diffs []*diff) {
 	}
 }
 
-// teardown asks the editor to close d's view; an accepted one reloads its buffers.
-// d has left pending (and Server.diffs) before, so its status is final.
+// teardown asks the editor to close d's view, then reloads the file's buffers if
+// the client wrote it meanwhile. d has left pending (and Server.diffs) before, so
+// its status is final.
 func (s *Server) teardown(d *diff) {
 	s.mu.Lock()
 	outcome := NothingWritten
@@ -254,17 +257,42 @@ func (s *Server) teardown(d *diff) {
 	if err := s.editor.CloseDiff(ctx, d.req.TabName, outcome); err != nil {
 		s.logf("ide: close diff %q: %v", d.req.TabName, err)
 	}
+	s.mu.Lock()
+	d.closed = true
+	due := d.reloadDue
+	d.reloadDue = false
+	s.mu.Unlock()
+	if due {
+		s.reload(d)
+	}
 }
 
 // Answer reports the user's answer to a pending diff: accepted (:w) with the exact
 // text to save, or rejected (the proposal was closed). Unknown or already answered
 // tabs are ignored.
 func (s *Server) Answer(tabName string, accepted bool, text string) {
+	s.answerDiff(tabName, func(*diff) diffAnswer { return diffAnswer{accepted: accepted, text: text} })
+}
+
+// AcceptProposal answers a pending diff accepted as proposed: FILE_SAVED with the
+// proposal's exact bytes, which only the server keeps.
+func (s *Server) AcceptProposal(tabName string) {
+	s.answerDiff(tabName, func(d *diff) diffAnswer { return diffAnswer{accepted: true, text: d.req.Contents} })
+}
+
+// answerDiff resolves the diff of tabName, if pending, with what answer makes of it
+// (under the lock, so the answer is the diff's own).
+func (s *Server) answerDiff(tabName string, answer func(*diff) diffAnswer) {
 	s.mu.Lock()
 	d := s.diffs[tabName]
-	resolved := d != nil && s.resolveLocked(d, diffAnswer{accepted: accepted, text: text})
+	var a diffAnswer
+	resolved := false
+	if d != nil && d.status == diffPending {
+		a = answer(d)
+		resolved = s.resolveLocked(d, a)
+	}
 	s.mu.Unlock()
-	if resolved && accepted {
+	if resolved && a.accepted {
 		s.watchWrite(d)
 	}
 }

@@ -17,7 +17,7 @@ type Teardown int
 
 const (
 	NothingWritten Teardown = iota // nothing will be written
-	ClientWrites                   // the client writes the accepted text: reload unmodified buffers after
+	ClientWrites                   // accepted: the client writes the text (the server waits for it, then calls Reload)
 )
 
 // ToolError is a JSON-RPC error a tool answers with (code -32000 tool failure,
@@ -43,9 +43,11 @@ type Editor interface {
 	// *ToolError when the file's buffer has unsaved changes). The user's answer comes
 	// later through Server.Answer.
 	OpenDiff(ctx context.Context, req DiffRequest) error
-	// CloseDiff tears tabName's view down. With Accepted, buffers of the file that
-	// have no unsaved changes are reloaded once the client has written the file.
+	// CloseDiff tears tabName's view down.
 	CloseDiff(ctx context.Context, tabName string, outcome Teardown) error
+	// Reload reloads the buffers of path that have no unsaved changes: the client
+	// wrote the file of an accepted diff, and its view is closed.
+	Reload(ctx context.Context, path string) error
 	// Query runs one of the simple tools (openFile, getDiagnostics,
 	// getCurrentSelection, getLatestSelection, getOpenEditors, getWorkspaceFolders,
 	// checkDocumentDirty, saveDocument) and returns the text of its one result item,

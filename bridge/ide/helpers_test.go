@@ -35,6 +35,7 @@ type closeCall struct {
 type fakeEditor struct {
 	opened chan DiffRequest
 	closed chan closeCall
+	reload chan string   // paths Reload was called with (kept out of the call log)
 	called chan struct{} // a signal after every call, for waitForCall
 
 	mu       sync.Mutex
@@ -48,6 +49,7 @@ func newFakeEditor() *fakeEditor {
 	return &fakeEditor{
 		opened: make(chan DiffRequest, 100),
 		closed: make(chan closeCall, 100),
+		reload: make(chan string, 100),
 		called: make(chan struct{}, 1),
 	}
 }
@@ -110,6 +112,11 @@ func (e *fakeEditor) OpenDiff(ctx context.Context, req DiffRequest) error {
 func (e *fakeEditor) CloseDiff(_ context.Context, tab string, outcome Teardown) error {
 	e.record(fmt.Sprintf("CloseDiff %s %d", tab, outcome))
 	e.closed <- closeCall{tab: tab, outcome: outcome}
+	return nil
+}
+
+func (e *fakeEditor) Reload(_ context.Context, path string) error {
+	e.reload <- path
 	return nil
 }
 

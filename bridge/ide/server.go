@@ -174,7 +174,7 @@ func NewServer(o Options) *Server {
 		token:         token,
 		logf:          logf,
 		pingInterval:  30 * time.Second,
-		watchPoll:     50 * time.Millisecond,
+		watchPoll:     10 * time.Millisecond,
 		watchTimeout:  30 * time.Second,
 		stopGrace:     2 * time.Second,
 		editorTimeout: 10 * time.Second,

@@ -1,43 +1,75 @@
 package ide
 
 import (
+	"context"
 	"os"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// writeWatch waits for the client to write an accepted diff. The CLI, not the
-// editor, writes the file: after the two close_tabs and the baseline getDiagnostics.
+// writeWatch waits for the client to write an accepted diff: to record it, and to
+// have the editor reload the file's buffers. It is the one wait for that write. The
+// CLI, not the editor, writes the file: after the two close_tabs and the baseline
+// getDiagnostics.
 type writeWatch struct {
 	d          *diff
+	seen       writeSeen
 	poke       chan struct{} // "look now": a close_tab or getDiagnostics arrived
 	superseded chan struct{} // closed (under Server.mu) when a new diff of the file opens
 }
 
-// FileStamp is what a stat shows of a file: polling it notices a write without
-// reading the file. Package nvim uses it too.
-type FileStamp struct {
-	Exists  bool
-	Size    int64
-	ModNano int64
+// writeSeen tells, look by look, when the client has written a file it accepted
+// with text: as soon as the file holds text, or once it has changed and then stayed
+// the same for a look (the client wrote something else). A write caught half-way
+// (the file truncated, the text not yet in it) is not taken for the write: reloading
+// it would show an empty buffer and lose every window's place in it.
+type writeSeen struct {
+	path, text string
+	last       workspace.Stamp // at the last look
+	reported   workspace.Stamp // when look last answered written (at first: when the wait began)
 }
 
-// Stamp stats path; a file that cannot be stat'ed has the zero FileStamp.
-func Stamp(path string) FileStamp {
-	info, err := os.Stat(path)
-	if err != nil {
-		return FileStamp{}
+func newWriteSeen(path, text string) writeSeen {
+	return writeSeen{path: path, text: text, reported: workspace.StatStamp(path)}
+}
+
+// holdsText reads the file only when its stamp allows the text: a file of another
+// size cannot hold it. The comparison converts nothing (the compiler compares
+// string(data) in place).
+func (w *writeSeen) holdsText(now workspace.Stamp) bool {
+	if !now.Exists || now.Size != int64(len(w.text)) {
+		return false
 	}
-	return FileStamp{Exists: true, Size: info.Size(), ModNano: info.ModTime().UnixNano()}
+	data, err := os.ReadFile(w.path)
+	return err == nil && string(data) == w.text
 }
 
-// watchWrite starts waiting for d's accepted text to reach the disk, to record it.
+// look is one look at the file: whether it holds the text, and whether it was
+// written (holding the text, or something else that stayed for a look), once per
+// write. force reads the file even when its stamp has not changed since the last look.
+func (w *writeSeen) look(force bool) (holds, written bool) {
+	now := workspace.StatStamp(w.path)
+	stayed := now.UnchangedSince(w.last)
+	w.last = now
+	if (force || !stayed) && w.holdsText(now) {
+		return true, true
+	}
+	if !stayed || now.UnchangedSince(w.reported) {
+		return false, false
+	}
+	w.reported = now
+	return false, true
+}
+
+// watchWrite starts waiting for d's accepted text to reach the disk.
 func (s *Server) watchWrite(d *diff) {
 	if d.final == string(d.before) {
 		s.logf("ide: %s was accepted unchanged; Claude Code treats that as a rejection, nothing to record", d.req.NewPath)
 		s.settle(d)
 		return
 	}
-	w := &writeWatch{d: d, poke: make(chan struct{}, 1), superseded: make(chan struct{})}
+	w := &writeWatch{d: d, seen: newWriteSeen(d.req.NewPath, d.final), poke: make(chan struct{}, 1), superseded: make(chan struct{})}
 	s.mu.Lock()
 	if s.state != stateRunning {
 		s.mu.Unlock()
@@ -52,7 +84,7 @@ func (s *Server) watchWrite(d *diff) {
 	go s.runWatch(w)
 }
 
-// runWatch checks at once, on every poke, and when a light stat poll sees the file
+// runWatch looks at once, on every poke, and when a light stat poll sees the file
 // change; it gives up after watchTimeout and ends on Stop.
 func (s *Server) runWatch(w *writeWatch) {
 	defer s.tasks.Done()
@@ -62,10 +94,9 @@ func (s *Server) runWatch(w *writeWatch) {
 	poll := time.NewTicker(s.watchPoll)
 	defer poll.Stop()
 
-	var seen FileStamp
 	force := true
 	for {
-		if s.checkWrite(w.d, &seen, force) {
+		if s.checkWrite(w, force) {
 			return
 		}
 		select {
@@ -79,7 +110,7 @@ func (s *Server) runWatch(w *writeWatch) {
 			// The client proposes this file again, so it wrote the accepted text by
 			// now or never will: a last look, then the watch (and the texts it
 			// holds) ends instead of waiting out watchTimeout.
-			if !s.checkWrite(w.d, &seen, true) {
+			if !s.checkWrite(w, true) {
 				s.logf("ide: %s was not written before the next diff of it; not recorded in the edit history", w.d.req.NewPath)
 				s.settle(w.d)
 			}
@@ -92,27 +123,40 @@ func (s *Server) runWatch(w *writeWatch) {
 	}
 }
 
-// checkWrite reads the file when forced or when its stamp changed, and records the
-// diff once the file holds the accepted text.
-func (s *Server) checkWrite(d *diff, seen *FileStamp, force bool) bool {
-	path := d.req.NewPath
-	stamp := Stamp(path)
-	if !force && stamp == *seen {
+// checkWrite looks at the file once. When it holds the accepted text the diff is
+// recorded and the watch ends; a write of something else reloads the buffers, and
+// the watch goes on for the text until it gives up.
+func (s *Server) checkWrite(w *writeWatch, force bool) bool {
+	holds, written := w.seen.look(force)
+	if written {
+		s.written(w.d)
+	}
+	if !holds {
 		return false
 	}
-	*seen = stamp
-	// A file of another size cannot hold the text: no need to read it. The
-	// comparison converts nothing (the compiler compares string(data) in place).
-	if !stamp.Exists || stamp.Size != int64(len(d.final)) {
-		return false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil || string(data) != d.final {
-		return false
-	}
-	s.record(d, data)
-	s.settle(d)
+	s.record(w.d, []byte(w.d.final))
+	s.settle(w.d)
 	return true
+}
+
+// written has the editor reload the file's buffers that have no unsaved changes,
+// once the view is closed (at once if it is, else when teardown closes it).
+func (s *Server) written(d *diff) {
+	s.mu.Lock()
+	open := !d.closed
+	d.reloadDue = open
+	s.mu.Unlock()
+	if !open {
+		s.reload(d)
+	}
+}
+
+func (s *Server) reload(d *diff) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.editorTimeout)
+	defer cancel()
+	if err := s.editor.Reload(ctx, d.req.NewPath); err != nil {
+		s.logf("ide: reload %s: %v", d.req.NewPath, err)
+	}
 }
 
 func (s *Server) record(d *diff, after []byte) {

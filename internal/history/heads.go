@@ -31,11 +31,12 @@ type head struct {
 // identity is what a head remembers of a file's stat.
 // Without inode numbers (ok false) no head knows a file: its hash is computed.
 func identity(fi fs.FileInfo) (ino uint64, size, mtime int64, ok bool) {
-	_, ino, ok = workspace.FileID(fi)
+	st := workspace.StampOf(fi)
+	ino, ok = st.Inode()
 	if !ok {
 		return 0, 0, 0, false
 	}
-	return ino, fi.Size(), fi.ModTime().UnixNano(), true
+	return ino, st.Size, st.ModNano, true
 }
 
 // knows reports whether fi is the file as it was when the head was written.
@@ -52,8 +53,8 @@ type heads struct {
 	mu     sync.Mutex
 	synced bool // caught up during the current hold of the store's lock
 	files  storeFiles
-	offset int64       // bytes of the log parsed so far
-	file   os.FileInfo // the log file read, to notice it was replaced (cleanup)
+	offset int64           // bytes of the log parsed so far
+	file   workspace.Stamp // the log file read, to notice it was replaced (cleanup)
 	byPath map[string]head
 	// localize reads a recorded path as the current workspace's (Store.localize).
 	localize func(string) string
@@ -136,7 +137,7 @@ func (h *heads) catchUp() error {
 func (h *heads) readNew() error {
 	fi, err := h.files.root.Stat(headsLog)
 	if errors.Is(err, fs.ErrNotExist) {
-		h.offset, h.file, h.byPath = 0, nil, map[string]head{}
+		h.offset, h.file, h.byPath = 0, workspace.Stamp{}, map[string]head{}
 		return nil
 	}
 	if err != nil {
@@ -145,10 +146,11 @@ func (h *heads) readNew() error {
 	if !fi.Mode().IsRegular() {
 		return h.files.special(headsLog, fi.Mode())
 	}
-	if h.file == nil || !os.SameFile(fi, h.file) || fi.Size() < h.offset {
+	stamp := workspace.StampOf(fi)
+	if !stamp.SameObject(h.file) || fi.Size() < h.offset {
 		h.offset, h.byPath = 0, map[string]head{}
 	}
-	h.file = fi
+	h.file = stamp
 	if fi.Size() == h.offset {
 		return nil
 	}

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // A repository can arrive with a .mcp/edit_history in it. Its logs name files and its
@@ -74,8 +74,8 @@ const (
 // trust is what the store's identity said when it was last read.
 type trust struct {
 	mu   sync.Mutex
-	seen fs.FileInfo // identity.json as read, nil: not read yet or missing
-	err  error       // nil: the store is this user's
+	seen workspace.Stamp // identity.json as read, zero: not read yet or missing
+	err  error           // nil: the store is this user's
 	id   storeIdentity
 }
 
@@ -94,14 +94,14 @@ func (s *Store) signedIdentity() (storeIdentity, error) {
 	fi, err := s.files.root.Lstat(identityName)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		t.seen, t.err = nil, s.foreign(reasonUnsigned)
+		t.seen, t.err = workspace.Stamp{}, s.foreign(reasonUnsigned)
 		return storeIdentity{}, t.err
 	case err != nil:
 		return storeIdentity{}, s.files.fail("read", identityName, err)
-	case t.seen != nil && os.SameFile(t.seen, fi) && t.seen.Size() == fi.Size() && t.seen.ModTime().Equal(fi.ModTime()):
+	case workspace.StampOf(fi).UnchangedSince(t.seen) && t.seen.Exists:
 		return t.id, t.err
 	}
-	t.seen, t.id, t.err = fi, storeIdentity{}, nil
+	t.seen, t.id, t.err = workspace.StampOf(fi), storeIdentity{}, nil
 	b, err := s.files.readFile(identityName)
 	if err != nil {
 		t.err = s.foreign("its " + identityName + " cannot be read (" + err.Error() + ")")

@@ -2,9 +2,19 @@
 
 package workspace
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
-// FileID is the device and inode number of the file fi describes. This build does not
-// use them (Windows' os.FileInfo has neither; the tag portable runs those code paths
-// on Linux too): callers fall back to comparing contents, or to os.SameFile.
-func FileID(fs.FileInfo) (dev, ino uint64, ok bool) { return 0, 0, false }
+// fileID is how this build tells files apart: Windows' os.FileInfo has no device and
+// inode numbers, only os.SameFile knows (the tag portable runs these code paths on
+// Linux too).
+type fileID struct{ info fs.FileInfo }
+
+func idOf(fi fs.FileInfo) fileID { return fileID{info: fi} }
+
+func (a fileID) same(b fileID) bool { return os.SameFile(a.info, b.info) }
+
+// inode is never known here: callers fall back to comparing contents.
+func (fileID) inode() (uint64, bool) { return 0, false }

@@ -7,13 +7,19 @@ import (
 	"syscall"
 )
 
-// FileID is the device and inode number of the file fi describes, where the system
-// has them (ok false elsewhere, and in builds with the tag portable, which run the
-// code paths of systems without them).
-func FileID(fi fs.FileInfo) (dev, ino uint64, ok bool) {
+// fileID is the device and inode number of a file.
+type fileID struct{ dev, ino uint64 }
+
+// idOf is the identity of the file fi describes; the zero fileID when its stat has
+// none (a FileInfo not made by the os package).
+func idOf(fi fs.FileInfo) fileID {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return 0, 0, false
+		return fileID{}
 	}
-	return uint64(st.Dev), uint64(st.Ino), true //nolint:unconvert // Dev is int32 on darwin, uint64 on linux
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)} //nolint:unconvert // Dev is int32 on darwin, uint64 on linux
 }
+
+func (a fileID) same(b fileID) bool { return a != fileID{} && a == b }
+
+func (a fileID) inode() (uint64, bool) { return a.ino, a != fileID{} }

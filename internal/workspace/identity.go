@@ -48,17 +48,72 @@ func settled(mtime, ctime, at time.Time) bool {
 	return mtime.Before(limit) && ctime.Before(limit)
 }
 
-// Same reports whether now shows the same file as was, not written between the two
-// stats as far as a stat can tell: Unchanged, and the same mode and change time
-// (which, unlike the modification time, a program cannot set back after writing).
-func Same(was, now fs.FileInfo) bool {
-	if !Unchanged(was, now) || was.Mode() != now.Mode() {
-		return false
-	}
-	a, okA := changeTime(was)
-	b, okB := changeTime(now)
-	return okA == okB && a.Equal(b)
+// Stamp is a file's identity as a stat shows it: which file object it is (device
+// and inode where the system has them) and what could tell a write of it (size,
+// modification and change times, mode). It answers the two questions asked of a file
+// without reading it: is it the same file object (SameObject), and was it written
+// since (UnchangedSince). The zero Stamp is a file that does not exist.
+type Stamp struct {
+	Exists     bool
+	Size       int64
+	ModNano    int64
+	ChangeNano int64 // 0 where the system's stat has no change time
+	Mode       fs.FileMode
+	id         fileID
 }
+
+// StampOf is the stamp of the file fi describes.
+func StampOf(fi fs.FileInfo) Stamp {
+	s := Stamp{Exists: true, Size: fi.Size(), ModNano: fi.ModTime().UnixNano(), Mode: fi.Mode(), id: idOf(fi)}
+	if ctime, ok := changeTime(fi); ok {
+		s.ChangeNano = ctime.UnixNano()
+	}
+	return s
+}
+
+// StatStamp stats path, following symlinks; a file that cannot be stat'ed has the
+// zero Stamp.
+func StatStamp(path string) Stamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Stamp{}
+	}
+	return StampOf(fi)
+}
+
+// SameObject reports whether s and o are stamps of one file object: a file replaced
+// by rename is another object, one written in place is not.
+func (s Stamp) SameObject(o Stamp) bool {
+	return s.Exists && o.Exists && s.id.same(o.id)
+}
+
+// UnchangedSince reports whether s shows the file was stamped was, not written in
+// between as far as a stat can tell: the same object, size, modification time, mode
+// and change time (which, unlike the modification time, a program cannot set back
+// after writing). Both missing is unchanged too.
+func (s Stamp) UnchangedSince(was Stamp) bool {
+	if !s.Exists || !was.Exists {
+		return s.Exists == was.Exists
+	}
+	return s.ContentUnchangedSince(was) && s.Mode == was.Mode && s.ChangeNano == was.ChangeNano
+}
+
+// ContentUnchangedSince is UnchangedSince without the mode and change time: for
+// the one who renamed or linked the file since, which changes its change time
+// without writing it. Writers that go through mcpdiff replace files by rename (a new
+// object); anything writing in place changes the modification time.
+func (s Stamp) ContentUnchangedSince(was Stamp) bool {
+	return s.SameObject(was) && s.Size == was.Size && s.ModNano == was.ModNano
+}
+
+// Inode is the file's inode number, where the system has them.
+func (s Stamp) Inode() (uint64, bool) { return s.id.inode() }
+
+// Same is UnchangedSince on two stats.
+func Same(was, now fs.FileInfo) bool { return StampOf(now).UnchangedSince(StampOf(was)) }
+
+// Unchanged is ContentUnchangedSince on two stats.
+func Unchanged(was, now fs.FileInfo) bool { return StampOf(now).ContentUnchangedSince(StampOf(was)) }
 
 // holds reports whether the regular file rel holds exactly content, reading it a
 // piece at a time (no copy of a big file is made to compare it).

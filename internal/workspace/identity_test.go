@@ -146,3 +146,37 @@ func TestWrittenFilesAreSettled(t *testing.T) {
 		t.Fatalf("a file the Tx wrote is not settled (modification time %v)", info.ModTime())
 	}
 }
+
+// A Stamp answers both questions: a write in place keeps the object and shows the
+// write; a rename puts another object at the path.
+func TestStampTellsObjectsAndWrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.txt")
+	if StatStamp(path).Exists || !StatStamp(path).UnchangedSince(Stamp{}) {
+		t.Fatal("a missing file has the zero stamp")
+	}
+	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	was := StatStamp(path)
+	if !StatStamp(path).UnchangedSince(was) || was.UnchangedSince(Stamp{}) {
+		t.Fatal("two stamps of an unchanged file differ, or a file equals a missing one")
+	}
+	if err := os.WriteFile(path, []byte("longer\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inPlace := StatStamp(path)
+	if !inPlace.SameObject(was) || inPlace.UnchangedSince(was) {
+		t.Fatal("a write in place must keep the object and show as a change")
+	}
+	other := filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(other, []byte("longer\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	if StatStamp(path).SameObject(inPlace) {
+		t.Fatal("a file replaced by rename is the same object")
+	}
+}

@@ -47,7 +47,7 @@ func OpenRoot(dir string) (*Root, error) {
 	// The folder may have been swapped between EvalSymlinks and OpenRoot; make sure
 	// the handle is the folder whose path we keep.
 	opened, err := handle.Stat(".")
-	if err != nil || !os.SameFile(info, opened) {
+	if err != nil || !StampOf(opened).SameObject(StampOf(info)) {
 		handle.Close()
 		return nil, newError(ErrInvalidPath, dir, err,
 			"root folder %q changed while it was being opened; try again", dir)
@@ -77,14 +77,6 @@ func (r *Root) Stat(rel string) (fs.FileInfo, error) {
 		return nil, osError("stat", rel, r, err)
 	}
 	return info, nil
-}
-
-// Unchanged reports whether was and now are stats of one file not written between
-// them: same inode, size and modification time. Writers that go through mcpdiff replace
-// files by rename (a new inode); anything writing in place changes the modification
-// time. Comparing stats saves reading the file a second time.
-func Unchanged(was, now fs.FileInfo) bool {
-	return os.SameFile(was, now) && was.Size() == now.Size() && was.ModTime().Equal(now.ModTime())
 }
 
 // spellings are the absolute paths by which clients may name the root: the real

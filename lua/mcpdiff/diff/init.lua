@@ -54,6 +54,7 @@ local accept_view, reject_view
 ---@field new_file boolean the file does not exist yet
 ---@field dos boolean the proposal's lines end in CRLF
 ---@field bomb boolean the proposal starts with a byte order mark
+---@field eol boolean the proposal ends with a line ending
 
 -- Both sides of an inline diff, as diff.hunks.text makes them (the Go side has them
 -- at hand; Lua would take tens of milliseconds to build them).
@@ -62,7 +63,7 @@ local accept_view, reject_view
 ---@field prop string the proposal's text
 
 -- prepare starts an openDiff: it refuses a file whose buffer has unsaved changes and
--- creates the (empty) proposal buffer. req: {tab, path, new_file, dos, bomb}.
+-- creates the (empty) proposal buffer. req: {tab, path, new_file, dos, bomb, eol}.
 -- Returns {buf = n, texts = true when show() wants the texts} or {error = "dirty"}.
 ---@param req mcpdiff.DiffRequest
 ---@return {buf: integer, texts: true?}|{error: "dirty"}
@@ -113,6 +114,8 @@ function M.show(tab, texts)
     new_file = req.new_file,
     inline = s.inline,
     buf = s.buf,
+    -- Sent back with an accept: the Go side keeps no copy of it.
+    format = { dos = req.dos, bomb = req.bomb, eol = req.eol },
     status = "pending",
     kept = {}, -- hunk keys (diff.hunks.key) the user kept
     prev_win = api.nvim_get_current_win(),
@@ -189,8 +192,8 @@ local function teardown(view, reason)
 end
 
 -- accept_view answers FILE_SAVED: the Go side sends the proposal's exact bytes, or
--- rebuilds the text from the buffer when the user changed it (an empty buffer, with
--- not even one empty line, is the empty text).
+-- rebuilds the text from the buffer (in the proposal's format) when the user changed
+-- it (an empty buffer, with not even one empty line, is the empty text).
 function accept_view(view)
   if not is_pending(view) then
     return
@@ -199,7 +202,7 @@ function accept_view(view)
   local changed = api.nvim_buf_get_changedtick(view.buf) ~= view.tick
   local empty = changed and hunks_mod.is_empty(view.buf)
   vim.bo[view.buf].modified = false
-  bridge.notify_go("mcpdiff_accept", view.tab, changed, empty)
+  bridge.notify_go("mcpdiff_accept", view.tab, changed, empty, view.buf, view.format)
   hint.show(view)
 end
 

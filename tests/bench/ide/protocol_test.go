@@ -23,6 +23,8 @@ func (e instantEditor) OpenDiff(context.Context, bide.DiffRequest) error {
 
 func (instantEditor) CloseDiff(context.Context, string, bide.Teardown) error { return nil }
 
+func (instantEditor) Reload(context.Context, string) error { return nil }
+
 func (instantEditor) Query(context.Context, string, map[string]any) (string, error) {
 	return "[]", nil
 }
