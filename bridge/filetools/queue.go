@@ -118,8 +118,11 @@ func (q *fileQueue) take() []*call {
 func (s *Server) runBatch(pol *workspace.Policy, calls []*call) (rest []*call) {
 	files := calls[0].files
 	defer lockAll(pol, files)()
-	// The write outlives a cancelled first call: the others are waiting on it.
-	ctx := context.WithoutCancel(calls[0].ctx)
+	ctx := calls[0].ctx
+	if len(calls) > 1 {
+		// The write outlives a cancelled first call: the others are waiting on it.
+		ctx = context.WithoutCancel(ctx)
+	}
 	for attempt := 0; ; attempt++ {
 		o := batchOpts(calls)
 		ts, err := s.readTargets(files, o)
