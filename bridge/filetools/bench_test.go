@@ -93,9 +93,9 @@ func newBenchClient(b *testing.B, noHistory bool, content string) *benchClient {
 
 // writeOnly puts a call's files in place as history.RecordAll does, without logging
 // anything.
-func writeOnly(_ context.Context, commits []history.StoreCommit) ([][]*history.Entry, error) {
-	for _, c := range commits {
-		f := c.Commit.Files
+func writeOnly(_ context.Context, batches []history.Batch) ([][]*history.Entry, error) {
+	for _, b := range batches {
+		f := b.Files
 		err := f.Verify()
 		if err == nil {
 			err = f.Stage()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -64,13 +65,11 @@ type readOpts struct {
 	private bool
 }
 
-// modify runs one tool call that changes files: read the files (holding their
-// locks), compute the changes, then write them (write: refuse files with unsaved
-// changes in Neovim, log them in the edit history, put them in place) and reload
-// Neovim's buffers. Nothing is written when any step fails; a file another process
-// changed meanwhile makes the call start again from its read. An edit of one
-// existing file goes through the file's queue (queue.go), batched with the edits
-// sent alongside it.
+// modify runs one tool call that changes files through the queue of its files
+// (queue.go): read the files (holding their locks), compute the changes, then write
+// them (write: refuse files with unsaved changes in Neovim, log them in the edit
+// history, put them in place) and reload Neovim's buffers. Nothing is written when
+// any step fails.
 func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool string, paths []string, o readOpts, compute computeFunc) (*mcp.CallToolResult, error) {
 	conv, note, err := conversation(req)
 	if err != nil {
@@ -84,31 +83,7 @@ func (s *Server) modify(ctx context.Context, req mcp.CallToolRequest, tool strin
 	if err != nil {
 		return fail(err), nil
 	}
-	if len(files) == 1 && !o.mayBeMissing && !o.binaryOK && !o.linkItself { // an edit of one existing file
-		return s.editInQueue(sc.pol, files[0], &queuedCall{ctx: ctx, conv: conv, note: note, tool: tool, compute: compute, private: o.private}), nil
-	}
-	defer lockAll(sc.pol, files)()
-	for attempt := 0; ; attempt++ {
-		ts, err := s.readTargets(files, o)
-		if err != nil {
-			return fail(err), nil
-		}
-		changes, result, err := compute(ts)
-		if err != nil {
-			return fail(err), nil
-		}
-		err = s.write(ctx, conv, tool, changes)
-		if errors.Is(err, workspace.ErrChanged) && attempt < 3 {
-			continue
-		}
-		if err != nil {
-			return fail(err), nil
-		}
-		if len(changes) > 0 {
-			s.reloadBuffers(changes)
-		}
-		return mcp.NewToolResultText(result + note), nil
-	}
+	return s.enqueue(sc.pol, &call{ctx: ctx, files: files, opts: o, conv: conv, note: note, tool: tool, compute: compute}), nil
 }
 
 // conversation is the call's mcp_conversation_id, or a new one plus the note that
@@ -185,19 +160,32 @@ func (s *Server) readTargets(files []workspace.File, o readOpts) ([]*target, err
 			}
 			t.Was, t.reuse = workspace.Was{Content: content, Exists: true, Info: info, Settled: settled}, spare
 			if !o.binaryOK {
-				if err := edit.CheckText(content); err != nil {
-					return nil, errorf("%s: %v", f.Abs, err)
+				if err := checkText(t); err != nil {
+					return nil, err
 				}
 			}
 		case errors.Is(err, fs.ErrNotExist) && o.mayBeMissing:
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, errorf("file not found: %s (check the path; relative paths are resolved against %s)", f.Abs, f.Root.Path())
+			return nil, missing(f)
 		default:
 			return nil, err
 		}
 		ts[i] = t
 	}
 	return ts, nil
+}
+
+// checkText refuses a file that is not text.
+func checkText(t *target) error {
+	if err := edit.CheckText(t.Content); err != nil {
+		return errorf("%s: %v", t.file.Abs, err)
+	}
+	return nil
+}
+
+// missing is the error of a file a call needs that does not exist.
+func missing(f workspace.File) error {
+	return errorf("file not found: %s (check the path; relative paths are resolved against %s)", f.Abs, f.Root.Path())
 }
 
 // readFile reads f, or takes the bytes this server last wrote to it, and for a
@@ -216,33 +204,81 @@ func (s *Server) readFile(f workspace.File, private bool) (content, spare []byte
 	return content, nil, info, err == nil && workspace.Settled(info, at), err
 }
 
-// write logs changes in the edit history of their workspace roots and puts them on
-// disk: per root, a history commit whose files are a workspace transaction (checked
-// unchanged since read, staged, put in place, undone on failure), the roots one after
-// the other in path order; a failure in a later root undoes the earlier ones.
-func (s *Server) write(ctx context.Context, conv, tool string, changes []fileChange) error {
+// write logs the changes of a batch's calls in the edit history of their workspace
+// roots and puts them on disk: per root, one history.Batch, a commit per call,
+// whose files are one workspace.Tx (checked unchanged since read, staged, put in
+// place, undone on failure), the roots one after the other in path order; a failure
+// in a later root undoes the earlier ones. A file several calls changed in turn is
+// written once, with what the last one left.
+func (s *Server) write(ctx context.Context, calls []*call, private bool) error {
+	var changes []fileChange
+	for _, c := range calls {
+		changes = append(changes, c.changes...)
+	}
 	if len(changes) == 0 {
 		return nil
 	}
 	if err := s.checkBuffers(changes); err != nil {
 		return err
 	}
-	var commits []history.StoreCommit
-	for _, group := range byRoot(changes) {
-		store, err := s.store(group[0].t.file.Root)
+	var batches []history.Batch
+	var txs []*workspace.Tx
+	var nets [][]fileChange
+	for _, root := range byRoot(changes) {
+		store, err := s.store(root)
 		if err != nil {
 			return err
 		}
-		tx := s.transaction(group)
-		tx.TakeTemp = store.TakeTemp
-		c := history.Commit{Conversation: conv, Tool: tool, Source: history.SourceMCP, Files: tx}
-		for _, ch := range group {
-			c.Changes = append(c.Changes, ch.record())
+		b := history.Batch{Store: store}
+		var inRoot []fileChange
+		for _, c := range calls {
+			commit := history.Commit{Conversation: c.conv, Tool: c.tool, Source: history.SourceMCP}
+			for _, ch := range c.changes {
+				if ch.t.file.Root == root {
+					commit.Changes = append(commit.Changes, ch.record())
+					inRoot = append(inRoot, ch)
+				}
+			}
+			if len(commit.Changes) > 0 {
+				b.Commits = append(b.Commits, commit)
+			}
 		}
-		commits = append(commits, history.StoreCommit{Store: store, Commit: c})
+		net := netChanges(inRoot)
+		tx := s.tx(net)
+		tx.TakeTemp = store.TakeTemp
+		b.Files, txs, nets = tx, append(txs, tx), append(nets, net)
+		batches = append(batches, b)
 	}
-	_, err := s.recordAll(ctx, commits)
-	return explainApplyError(err)
+	if _, err := s.recordAll(ctx, batches); err != nil {
+		return explainApplyError(err)
+	}
+	for i, tx := range txs {
+		s.keepWritten(tx, nets[i], private)
+	}
+	return nil
+}
+
+// netChanges is what changes put on disk: a file the calls of a batch changed in
+// turn (each from what the one before left) goes from what the first read to what
+// the last left.
+func netChanges(changes []fileChange) []fileChange {
+	if len(changes) < 2 || changes[0].t.file.Abs != changes[len(changes)-1].t.file.Abs {
+		return changes
+	}
+	net := changes[len(changes)-1]
+	net.t = changes[0].t
+	return []fileChange{net}
+}
+
+// keepWritten remembers the content edits left in the files tx wrote, so that the
+// next call need not read it back (contents.go).
+func (s *Server) keepWritten(tx *workspace.Tx, net []fileChange, private bool) {
+	for _, c := range net {
+		if c.op == history.Edit || c.op == history.Replace {
+			info, settled := tx.Written(c.t.file)
+			s.written.keep(c.t.file.Abs, info, settled, c.after, c.t.Content, private)
+		}
+	}
 }
 
 // explainApplyError says that a call whose files were put back recorded nothing.
@@ -257,30 +293,22 @@ func explainApplyError(err error) error {
 	return err
 }
 
-// byRoot groups changes by workspace root, each of which has its own history store,
-// ordered by the roots' paths: stores are locked in that order, so two calls that
+// byRoot lists the workspace roots of changes, each of which has its own history
+// store, ordered by their paths: stores are locked in that order, so two calls that
 // span the same roots never wait for each other in a cycle.
-func byRoot(changes []fileChange) [][]fileChange {
-	index := map[*workspace.Root]int{}
-	var groups [][]fileChange
+func byRoot(changes []fileChange) []*workspace.Root {
+	var roots []*workspace.Root
 	for _, c := range changes {
-		r := c.t.file.Root
-		i, ok := index[r]
-		if !ok {
-			i = len(groups)
-			index[r] = i
-			groups = append(groups, nil)
+		if !slices.Contains(roots, c.t.file.Root) {
+			roots = append(roots, c.t.file.Root)
 		}
-		groups[i] = append(groups[i], c)
 	}
-	sort.SliceStable(groups, func(i, j int) bool {
-		return groups[i][0].t.file.Root.Path() < groups[j][0].t.file.Root.Path()
-	})
-	return groups
+	slices.SortStableFunc(roots, func(a, b *workspace.Root) int { return strings.Compare(a.Path(), b.Path()) })
+	return roots
 }
 
-// transaction is the workspace transaction that puts changes on disk.
-func (s *Server) transaction(changes []fileChange) *workspace.Tx {
+// tx is the workspace.Tx that puts changes on disk.
+func (s *Server) tx(changes []fileChange) *workspace.Tx {
 	tx := workspace.NewTx(s.cfg.Sync)
 	for _, c := range changes {
 		switch c.op {
@@ -308,17 +336,15 @@ func (s *Server) checkBuffers(changes []fileChange) error {
 	if s.cfg.Buffers == nil {
 		return nil
 	}
-	for _, c := range changes {
-		for _, path := range c.paths() {
-			dirty, err := s.cfg.Buffers.Modified(path)
-			if err != nil {
-				// Fail closed: the answer could have been yes. (Buffers whose
-				// Neovim exited answers false, nil.)
-				return errorf("%v", err)
-			}
-			if dirty {
-				return errorf("%s has unsaved changes in the editor (Neovim); ask the user to save or discard them, then try again", path)
-			}
+	for _, path := range changedPaths(changes) {
+		dirty, err := s.cfg.Buffers.Modified(path)
+		if err != nil {
+			// Fail closed: the answer could have been yes. (Buffers whose
+			// Neovim exited answers false, nil.)
+			return errorf("%v", err)
+		}
+		if dirty {
+			return errorf("%s has unsaved changes in the editor (Neovim); ask the user to save or discard them, then try again", path)
 		}
 	}
 	return nil
@@ -329,20 +355,23 @@ func (s *Server) reloadBuffers(changes []fileChange) {
 	if s.cfg.Buffers == nil {
 		return
 	}
-	var paths []string
-	for _, c := range changes {
-		paths = append(paths, c.paths()...)
-	}
-	if err := s.cfg.Buffers.Reload(paths...); err != nil {
+	if err := s.cfg.Buffers.Reload(changedPaths(changes)...); err != nil {
 		s.cfg.Logf("reload Neovim buffers: %v", err)
 	}
 }
 
-func (c fileChange) paths() []string {
-	if c.op == history.Move {
-		return []string{c.t.file.Abs, c.dest.Abs}
+// changedPaths are the files changes touch, each once (a batch may change one file
+// many times), in order.
+func changedPaths(changes []fileChange) []string {
+	var paths []string
+	for _, c := range changes {
+		for _, p := range []string{c.t.file.Abs, c.dest.Abs} {
+			if p != "" && !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
 	}
-	return []string{c.t.file.Abs}
+	return paths
 }
 
 // readText reads one text file for a read tool.

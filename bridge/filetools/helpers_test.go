@@ -154,18 +154,28 @@ func (f *sabotaged) Apply() error {
 
 // sabotage makes srv's commits that change path run with f's sabotage.
 func sabotage(srv *Server, path string, f sabotaged) {
-	srv.recordAll = func(ctx context.Context, commits []history.StoreCommit) ([][]*history.Entry, error) {
-		for i, c := range commits {
-			for _, ch := range c.Commit.Changes {
-				if ch.Path == path {
-					s := f
-					s.Files = c.Commit.Files
-					commits[i].Commit.Files = &s
-				}
+	srv.recordAll = func(ctx context.Context, batches []history.Batch) ([][]*history.Entry, error) {
+		for i, b := range batches {
+			if changes(b, path) {
+				s := f
+				s.Files = b.Files
+				batches[i].Files = &s
 			}
 		}
-		return history.RecordAll(ctx, commits)
+		return history.RecordAll(ctx, batches)
 	}
+}
+
+// changes reports whether b changes path.
+func changes(b history.Batch, path string) bool {
+	for _, c := range b.Commits {
+		for _, ch := range c.Changes {
+			if ch.Path == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // modeBits are the mode bits an undone change puts back.

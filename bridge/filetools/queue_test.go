@@ -106,3 +106,75 @@ func TestParallelEditsOfAFileLandAsOneBatch(t *testing.T) {
 	want[5] = lines[5]
 	expectFile(t, path, strings.Join(want, "\n")+"\n", 0o644)
 }
+
+// Every call that changes a file waits in its queue: write_file of an existing file
+// joins the edits around it in one batch (logged at one instant, written once); a
+// delete after them waits for the next batch, and the calls after the delete see
+// the file gone, as they would one by one.
+func TestEveryChangeOfAFileGoesThroughItsQueue(t *testing.T) {
+	root := testenv.TempDir(t)
+	path := filepath.Join(root, "a.txt")
+	writeFile(t, path, "one\ntwo\n", 0o644)
+	c, srv := serveServer(t, Config{Roots: []string{root}})
+	f, err := srv.fixed.Resolve(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"edit_file", map[string]any{"old_string": "one", "new_string": "ONE"}},
+		{"write_file", map[string]any{"content": "ONE\ntwo\nthree\n"}},
+		{"edit_file", map[string]any{"old_string": "two", "new_string": "TWO"}},
+		{"delete_file", map[string]any{}},
+		{"edit_file", map[string]any{"old_string": "ONE", "new_string": "1"}}, // the file is gone
+		{"write_file", map[string]any{"content": "new\n"}},
+	}
+	var batches []int // the calls of each batch recorded
+	srv.recordAll = func(ctx context.Context, bs []history.Batch) ([][]*history.Entry, error) {
+		batches = append(batches, len(bs[0].Commits))
+		return history.RecordAll(ctx, bs)
+	}
+	unlock := srv.fixed.Lock(f.Abs)
+	results := make([]string, len(calls))
+	failed := make([]bool, len(calls))
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		call.args["path"] = path
+		wg.Go(func() { results[i], failed[i] = c.call(call.tool, call.args) })
+		if i == 0 {
+			testenv.Eventually(t, "the first call to take its turn", func() bool { busy, _ := srv.queued(f.Root, f.Abs); return busy })
+		} else {
+			testenv.Eventually(t, fmt.Sprintf("call %d to queue up", i), func() bool { _, n := srv.queued(f.Root, f.Abs); return n == i })
+		}
+	}
+	unlock()
+	wg.Wait()
+	for i, text := range results {
+		if failed[i] != (i == 4) {
+			t.Errorf("%s (call %d): failed %v: %s", calls[i].tool, i, failed[i], text)
+		}
+	}
+	if !strings.Contains(results[4], "file not found") {
+		t.Errorf("the edit after the delete says %q", results[4])
+	}
+	expectFile(t, path, "new\n", 0o644)
+
+	list, err := testenv.OpenStore(t, root).List(history.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []history.Operation
+	for _, e := range list.Entries {
+		ops = append(ops, e.Operation)
+	}
+	want := []history.Operation{history.Edit, history.Replace, history.Edit, history.Delete, history.Create}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		t.Fatalf("the history holds %v, want %v", ops, want)
+	}
+	// The first call runs alone (the others queue while it waits for the file).
+	if fmt.Sprint(batches) != "[1 2 1 1]" {
+		t.Errorf("the calls were recorded in batches of %v, want [1 2 1 1]", batches)
+	}
+}

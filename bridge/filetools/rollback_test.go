@@ -96,7 +96,7 @@ func TestApplyUndoesEveryKindOfChange(t *testing.T) {
 		{op: history.Create, t: ts[4], after: []byte("made\n")},
 	}
 	boom := errors.New("the disk is full") // writing last.txt, the call's next change
-	tx := srv.transaction(changes)
+	tx := srv.tx(changes)
 	if err := tx.Stage(); err != nil {
 		t.Fatal(err)
 	}

@@ -68,10 +68,10 @@ type Server struct {
 	written  written           // the content last written to big files (contents.go)
 	readings readings          // the last reads of files (readings.go)
 	views    *views
-	// recordAll is history.RecordAll, which logs and applies a call's changes; tests
-	// wrap it to make a commit's files fail, benchmarks replace it to write without a
+	// recordAll is history.RecordAll, which logs and applies a batch's changes; tests
+	// wrap it to make a batch's files fail, benchmarks replace it to write without a
 	// history.
-	recordAll func(context.Context, []history.StoreCommit) ([][]*history.Entry, error)
+	recordAll func(context.Context, []history.Batch) ([][]*history.Entry, error)
 	bigTexts  *bigTexts // results' texts escaped ahead, when serving stdio
 }
 

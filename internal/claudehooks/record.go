@@ -215,7 +215,7 @@ func record(ctx context.Context, c *Call, a *Agent, conv, title string, byStore 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var all []history.StoreCommit
+	var all []history.Batch
 	var paths []string
 	for _, k := range keys {
 		g := byStore[k]
@@ -226,16 +226,13 @@ func record(ctx context.Context, c *Call, a *Agent, conv, title string, byStore 
 			// Neovim may have recorded it already (a diff accepted there).
 			return history.Commit{Conversation: conv, Title: title, Tool: c.Tool, Source: a.Source, Changes: changes, Once: history.RecordOnceWithin}
 		}
-		sc := history.StoreCommit{Store: g.store}
-		switch {
-		case len(g.main) > 0 && len(g.edited) > 0:
-			sc.Batched, sc.Commit = []history.Commit{commit(g.main)}, commit(g.edited)
-		case len(g.main) > 0:
-			sc.Commit = commit(g.main)
-		default:
-			sc.Commit = commit(g.edited)
+		b := history.Batch{Store: g.store}
+		for _, changes := range [][]history.Change{g.main, g.edited} {
+			if len(changes) > 0 {
+				b.Commits = append(b.Commits, commit(changes))
+			}
 		}
-		all = append(all, sc)
+		all = append(all, b)
 	}
 	start := time.Now()
 	if _, err := history.RecordAll(ctx, all); err != nil {

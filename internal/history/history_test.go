@@ -90,14 +90,22 @@ func (w *ws) writeMode(rel, content string, perm fs.FileMode) {
 // change records and applies one change, returning its entry.
 func (w *ws) change(conv string, ch Change) *Entry {
 	w.t.Helper()
-	entries, err := w.store.Record(context.Background(), Commit{
+	entries, err := recordWritten(w.store, Commit{
 		Conversation: conv, Tool: "test", Source: SourceMCP, Changes: []Change{ch},
-		Files: w.files(ch),
-	})
+	}, w.files(ch))
 	if err != nil {
 		w.t.Fatalf("record %s %s: %v", ch.Op, ch.Path, err)
 	}
 	return entries[0]
+}
+
+// recordWritten records c in s as a batch of one whose files puts it on disk.
+func recordWritten(s *Store, c Commit, files Files) ([]*Entry, error) {
+	entries, err := RecordAll(context.Background(), []Batch{{Store: s, Commits: []Commit{c}, Files: files}})
+	if err != nil {
+		return nil, err
+	}
+	return entries[0], nil
 }
 
 // files puts ch on disk as the file tools do: a workspace.Tx.
@@ -536,11 +544,10 @@ func TestToolCallIndexContinuesAcrossProcesses(t *testing.T) {
 
 func TestFailedApplyRecordsNothing(t *testing.T) {
 	w, c := oneFile(t, "a.txt", "a\n")
-	_, err := w.store.Record(context.Background(), Commit{
+	_, err := recordWritten(w.store, Commit{
 		Conversation: c, Tool: "test", Source: SourceMCP,
 		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}},
-		Files:   fakeFiles{apply: func() error { return errors.New("disk full") }},
-	})
+	}, fakeFiles{apply: func() error { return errors.New("disk full") }})
 	if err == nil {
 		t.Fatal("want the Apply error")
 	}
@@ -707,11 +714,10 @@ func TestEditorRecorderLogsAcceptedDiffs(t *testing.T) {
 func TestEditCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
 	w, c := oneFile(t, "a.txt", "one\ntwo\nthree\n")
 	// The process logs the change and dies before writing the file.
-	_, err := w.store.Record(context.Background(), Commit{
+	_, err := recordWritten(w.store, Commit{
 		Conversation: c, Tool: "test", Source: SourceMCP,
 		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("one\ntwo\nthree\n"), BeforeExists: true, After: []byte("ONE\ntwo\nthree\n")}},
-		Files:   fakeFiles{}, // logged, never written
-	})
+	}, fakeFiles{}) // logged, never written
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -739,9 +745,8 @@ func TestBatchCutOffBeforeItsWriteIsMarkedRejected(t *testing.T) {
 		return Commit{Conversation: NewConversationID(), Tool: "test", Source: SourceMCP,
 			Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte(versions[i]), BeforeExists: true, After: []byte(versions[i+1])}}}
 	}
-	last := commit(2)
-	last.Files = fakeFiles{} // logged, never written
-	if _, err := RecordAll(context.Background(), []StoreCommit{{Store: w.store, Batched: []Commit{commit(0), commit(1)}, Commit: last}}); err != nil {
+	batch := Batch{Store: w.store, Commits: []Commit{commit(0), commit(1), commit(2)}, Files: fakeFiles{}} // logged, never written
+	if _, err := RecordAll(context.Background(), []Batch{batch}); err != nil {
 		t.Fatal(err)
 	}
 	w.edit(NewConversationID(), "a.txt", "one\ntwo\nthree\nfour\n")

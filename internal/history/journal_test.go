@@ -353,15 +353,14 @@ func TestEditAfterACutOffRejectIsNotAnOutsideChange(t *testing.T) {
 		before := w.mustRead("a.txt")
 		after := strings.Replace(before, "3\n", "three\n", 1)
 		ch := Change{Op: Edit, Path: w.abs("a.txt"), Before: []byte(before), BeforeExists: true, After: []byte(after)}
-		_, err := w.store.Record(context.Background(), Commit{
+		_, err := recordWritten(w.store, Commit{
 			Conversation: c, Tool: "test", Source: SourceMCP, Changes: []Change{ch},
-			Files: checkedFiles{w.files(ch), func() error {
-				if w.mustRead("a.txt") != before {
-					return errChanged
-				}
-				return nil
-			}},
-		})
+		}, checkedFiles{w.files(ch), func() error {
+			if w.mustRead("a.txt") != before {
+				return errChanged
+			}
+			return nil
+		}})
 		return err
 	}
 	if err := edit(); !errors.Is(err, errChanged) {

@@ -120,21 +120,20 @@ type Commit struct {
 	Source       string // SourceMCP, SourceIDE, or an agent's (SourceClaude...)
 	Title        string // the conversation's title (its prompt's first line), or ""
 	Changes      []Change
-	// Files puts the changes on disk, after they are logged; nil when they are already
-	// there (a diff Claude Code wrote after the editor accepted it).
-	Files Files
 	// Once, when set, skips a change the history already recorded within that long
-	// (see RecordOnceWithin). Only for changes already on disk (Files nil).
+	// (see RecordOnceWithin). Only for changes already on disk (Batch.Files nil).
 	Once time.Duration
 	// Status is the new entries' status: "" is Pending. A change the user made or
 	// accepted is Accepted.
 	Status Status
 }
 
-// Files are the files a commit changes, as Record drives them under the store's lock:
-// Verify, then Stage while the changes are hashed, diffed and logged (the files'
-// writes overlap the logging), then Apply. When a step fails, Undo.
-// workspace.Tx is the implementation.
+// Files are the files a batch changes, as RecordAll drives them under the store's
+// lock: Verify, then Stage while the changes are hashed, diffed and logged (the
+// files' writes overlap the logging), then Apply. When a step fails, Undo.
+// workspace.Tx is the implementation. Verify comes before the logging because
+// nothing may be logged for a file another process changed; Apply after it, so that
+// a process killed in between leaves entries the next one knows were never written.
 type Files interface {
 	// Verify fails unless every file still holds what its Change says it held before:
 	// another process may have changed it since it was read. Nothing is logged then.
@@ -143,90 +142,96 @@ type Files interface {
 	Stage() error
 	// Apply performs the changes, in order; when one fails it stops there.
 	Apply() error
-	// Undo takes back whatever Stage and Apply did, after cause failed the commit
-	// (or a later commit of the same call), and returns the error to report.
+	// Undo takes back whatever Stage and Apply did, after cause failed the batch (or
+	// the batch of a later store), and returns the error to report.
 	Undo(cause error) error
 }
 
-// Record logs c and applies it, under the store's lock. A change made outside
-// mcpdiff since a file's last recorded state is recorded first, as an accepted entry
-// of its own ("external"), so rejecting an older edit later keeps it.
+// Record logs c, whose changes are on disk already, under the store's lock. A
+// change made outside mcpdiff since a file's last recorded state is recorded first,
+// as an accepted entry of its own ("external"), so rejecting an older edit later
+// keeps it.
 func (s *Store) Record(ctx context.Context, c Commit) ([]*Entry, error) {
-	entries, err := RecordAll(ctx, []StoreCommit{{Store: s, Commit: c}})
+	entries, err := RecordAll(ctx, []Batch{{Store: s, Commits: []Commit{c}}})
 	if err != nil {
 		return nil, err
 	}
 	return entries[0], nil
 }
 
-// StoreCommit is a commit to record in a store, after the commits of the tool calls
-// batched before it on the same files (each a call of its own, in order, without
-// Files: Commit.Files puts the state after the last one on disk). All are logged
-// under one hold of the store's lock, and land together or not at all.
-type StoreCommit struct {
+// Batch is the commits of tool calls to record in one store, in order, each call
+// starting from what the one before it left, and the Files that put the state
+// after the last one on disk (nil when it is there already). All are logged under
+// one hold of the store's lock, and land together or not at all.
+type Batch struct {
 	Store   *Store
-	Batched []Commit
-	Commit  Commit
+	Commits []Commit
+	Files   Files
 }
 
-// RecordAll records and applies commits of one call in several stores (a call that
-// spans workspace roots), one after the other, each store's lock held until all are
-// done. When one fails, the earlier ones' files and log entries are taken back,
-// newest first, so the call lands in every store or in none (short of a crash
-// between two stores' writes). Give the stores in a fixed order (their paths sorted)
-// so that two calls spanning the same stores never wait for each other in a cycle.
-func RecordAll(ctx context.Context, commits []StoreCommit) ([][]*Entry, error) {
-	var done []*recording
+// RecordAll records and applies the batches of one write in several stores (calls
+// that span workspace roots), one after the other, each store's lock held until
+// all are done. When one fails, the earlier ones' files and log entries are taken
+// back, newest first, so the write lands in every store or in none (short of a
+// crash between two stores' writes). Give the stores in a fixed order (their paths
+// sorted) so that two writes spanning the same stores never wait for each other in
+// a cycle. It returns each batch's entries, in order.
+func RecordAll(ctx context.Context, batches []Batch) ([][]*Entry, error) {
+	var done []*storeWrites
 	defer func() {
-		for _, r := range done {
-			r.unlock()
+		for _, w := range done {
+			w.unlock()
 		}
 	}()
-	for _, p := range commits {
-		r, err := p.Store.record(ctx, append(p.Batched[:len(p.Batched):len(p.Batched)], p.Commit))
+	for _, b := range batches {
+		w, err := b.Store.record(ctx, b)
 		if err != nil {
 			for i := len(done) - 1; i >= 0; i-- {
 				err = done[i].undo(err)
 			}
 			return nil, err
 		}
-		done = append(done, r)
+		done = append(done, w)
 	}
 	out := make([][]*Entry, len(done))
-	for i, r := range done {
-		if r.files != nil {
-			r.store.rememberIdentity(r.entries, r.changes)
+	for i, w := range done {
+		if w.files != nil {
+			w.store.rememberIdentity(w.entries, w.changes)
 		}
-		out[i] = r.entries
+		out[i] = w.entries
 	}
 	return out, nil
 }
 
-// recording is a commit logged and applied in a store whose lock is still held.
-type recording struct {
-	store   *Store
-	tx      *transaction
-	files   Files
-	changes []Change // the last commit's, which Files put on disk
-	entries []*Entry // every commit's, in order
-	unlock  func()
+// storeWrites is what one batch wrote to a store, under its lock, so that a
+// failure (of its own Files, or of a later store's batch) can take it back.
+type storeWrites struct {
+	store    *Store
+	files    Files            // what puts the batch on disk; nil when it is there already
+	unlock   func()           // releases the store's lock
+	now      string           // the timestamp of its entries, when it logs several calls
+	newFiles []string         // store files created (diffs, checkpoints)
+	logs     map[string]int64 // log name → size before the append
+	heads    map[string]*head // path → head before (nil: none)
+	changes  []Change         // the last commit's, which files put on disk
+	entries  []*Entry         // every commit's, in order
 }
 
-// undo takes back the recording's files and log entries after cause failed a later
-// commit of the same call.
-func (r *recording) undo(cause error) error {
-	if r.files != nil {
-		cause = r.files.Undo(cause)
+// undo takes back the batch's files and log entries after cause failed a later
+// store's batch.
+func (w *storeWrites) undo(cause error) error {
+	if w.files != nil {
+		cause = w.files.Undo(cause)
 	}
-	r.tx.rollback()
+	w.rollback()
 	return cause
 }
 
-// record logs commits (the last one's Files put them on disk) and applies their
-// files, returning with the store's lock held (unless it fails: then nothing of
-// them stays, and the lock is released).
-func (s *Store) record(ctx context.Context, commits []Commit) (*recording, error) {
-	for _, c := range commits {
+// record logs b's commits and applies its files: verify, stage while logging,
+// apply. It returns with the store's lock held (unless it fails: then nothing of
+// the batch stays, and the lock is released).
+func (s *Store) record(ctx context.Context, b Batch) (*storeWrites, error) {
+	for _, c := range b.Commits {
 		if !ValidConversationID(c.Conversation) {
 			return nil, fmt.Errorf("invalid conversation id %q: use letters, digits, '_', '-' or '.'", c.Conversation)
 		}
@@ -235,25 +240,23 @@ func (s *Store) record(ctx context.Context, commits []Commit) (*recording, error
 	if err != nil {
 		return nil, err
 	}
-	last := commits[len(commits)-1]
-	r := &recording{store: s, tx: &transaction{store: s, files: last.Files}, files: last.Files, unlock: unlock}
-	if err := r.run(commits); err != nil {
+	w := &storeWrites{store: s, files: b.Files, unlock: unlock}
+	if err := w.run(b.Commits); err != nil {
 		unlock()
 		return nil, err
 	}
-	return r, nil
+	return w, nil
 }
 
-// run is record's work under the lock: verify, stage while logging, apply.
-func (r *recording) run(commits []Commit) error {
-	last := commits[len(commits)-1]
-	f := last.Files
+// run is record's work under the lock.
+func (w *storeWrites) run(commits []Commit) error {
+	f := w.files
 	if f == nil {
-		entries, err := r.logAll(commits)
+		entries, err := w.logAll(commits)
 		if err != nil {
-			r.tx.rollback()
+			w.rollback()
 		}
-		r.entries = entries
+		w.entries = entries
 		return err
 	}
 	if err := f.Verify(); err != nil {
@@ -262,7 +265,7 @@ func (r *recording) run(commits []Commit) error {
 	var staging sync.WaitGroup
 	var stageErr error
 	staging.Go(func() { stageErr = f.Stage() })
-	entries, err := r.logAll(commits)
+	entries, err := w.logAll(commits)
 	staging.Wait()
 	if err == nil {
 		err = stageErr
@@ -271,19 +274,19 @@ func (r *recording) run(commits []Commit) error {
 		err = f.Apply()
 	}
 	if err != nil {
-		r.tx.rollback()
+		w.rollback()
 		return f.Undo(err)
 	}
-	r.entries, r.changes = entries, last.Changes
+	w.entries, w.changes = entries, commits[len(commits)-1].Changes
 	return nil
 }
 
 // logAll logs commits in order. A change that starts from the bytes the change
 // before it ended with (a batched call) takes that change's hash instead of hashing
 // them again.
-func (r *recording) logAll(commits []Commit) ([]*Entry, error) {
+func (w *storeWrites) logAll(commits []Commit) ([]*Entry, error) {
 	if len(commits) > 1 { // one instant: a batch cut off before its write is known as one (interrupted)
-		r.tx.now = timestamp()
+		w.now = timestamp()
 	}
 	var entries []*Entry
 	var prev *Change
@@ -294,7 +297,7 @@ func (r *recording) logAll(commits []Commit) ([]*Entry, error) {
 		if ch := &c.Changes[0]; prev != nil && ch.BeforeExists && sameBytes(ch.Before, prev.After) && prev.afterHash != "" {
 			ch.beforeHash = prev.afterHash
 		}
-		es, err := r.store.logChanges(r.tx, c)
+		es, err := w.logChanges(c)
 		if err != nil {
 			return nil, err
 		}
@@ -309,15 +312,16 @@ func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// logChanges hashes, diffs and logs c's changes in tx (after any change made
-// outside mcpdiff, in its own). Called with the lock held.
-func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
+// logChanges hashes, diffs and logs c's changes (after any change made outside
+// mcpdiff, in its own). Called with the lock held.
+func (w *storeWrites) logChanges(c Commit) ([]*Entry, error) {
+	s := w.store
 	for i := range c.Changes {
 		if err := s.prepare(&c.Changes[i]); err != nil {
 			return nil, err
 		}
 	}
-	if c.Once > 0 && c.Files == nil {
+	if c.Once > 0 && w.files == nil {
 		rest, recorded, err := s.dropRecorded(c.Changes, c.Once)
 		if err == nil && c.Status == Accepted {
 			err = s.acceptRecorded(recorded)
@@ -329,22 +333,11 @@ func (s *Store) logChanges(tx *transaction, c Commit) ([]*Entry, error) {
 	if err := s.recordOutsideChanges(c.Changes, SourceExternal); err != nil {
 		return nil, err
 	}
-	return tx.logCommit(c)
+	return w.logCommit(c)
 }
 
-// transaction remembers what a commit wrote to the store so a failed Apply can take
-// it back.
-type transaction struct {
-	store    *Store
-	files    Files            // what puts the commit on disk; nil when it is there already
-	now      string           // the timestamp of its entries, when it logs a batch
-	newFiles []string         // store files created (diffs, checkpoints)
-	logs     map[string]int64 // log name → size before the append
-	heads    map[string]*head // path → head before (nil: none)
-}
-
-func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
-	s := t.store
+func (w *storeWrites) logCommit(c Commit) ([]*Entry, error) {
+	s := w.store
 	logPath := "logs/" + c.Conversation + ".log"
 	index, err := s.nextIndex(c.Conversation, logPath)
 	if err != nil {
@@ -353,28 +346,28 @@ func (t *transaction) logCommit(c Commit) ([]*Entry, error) {
 	if index == 0 { // a new log, unless it exists and is empty
 		s.files.spares.take(logPath, false)
 	}
-	now := t.now
+	now := w.now
 	if now == "" {
 		now = timestamp()
 	}
 	var entries []*Entry
 	for _, ch := range c.Changes {
-		e, err := t.entry(c, ch, index, now)
+		e, err := w.entry(c, ch, index, now)
 		if err != nil {
-			t.rollback()
+			w.rollback()
 			return nil, err
 		}
 		entries = append(entries, e)
 	}
-	size, err := t.appendEntries(logPath, entries)
+	size, err := w.appendEntries(logPath, entries)
 	if err != nil {
-		t.rollback()
+		w.rollback()
 		return nil, err
 	}
 	s.known.lastIndex[c.Conversation], s.known.logSize[c.Conversation] = index, size
 	for i, ch := range c.Changes {
-		if err := t.moveHeads(ch, entries[i]); err != nil {
-			t.rollback()
+		if err := w.moveHeads(ch, entries[i]); err != nil {
+			w.rollback()
 			return nil, err
 		}
 	}
@@ -410,8 +403,8 @@ func (s *Store) nextIndex(conv, logPath string) (int, error) {
 }
 
 // entry builds the log entry of one change and writes its checkpoint and diff.
-func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry, error) {
-	s := t.store
+func (w *storeWrites) entry(c Commit, ch Change, index int, now string) (*Entry, error) {
+	s := w.store
 	seq, err := s.nextSeq(ch.Path, ch.From)
 	if err != nil {
 		return nil, err
@@ -441,17 +434,17 @@ func (t *transaction) entry(c Commit, ch Change, index int, now string) (*Entry,
 	default:
 		e.HashAfter = strPtr(ch.afterHash)
 	}
-	if e.CheckpointFile, err = t.checkpoint(c, ch, from); err != nil {
+	if e.CheckpointFile, err = w.checkpoint(c, ch, from); err != nil {
 		return nil, err
 	}
 	if ch.Op == Move { // the destination is touched too (it did not exist)
-		if _, err := t.checkpoint(c, Change{Op: Create, Path: ch.Path}, ch.Path); err != nil {
+		if _, err := w.checkpoint(c, Change{Op: Create, Path: ch.Path}, ch.Path); err != nil {
 			return nil, err
 		}
 	}
 	if ch.Op != Move {
 		rel := filepath.ToSlash(filepath.Join("diffs", c.Conversation, e.EditID+".diff"))
-		if err := t.writeNew(rel, []byte(ch.diff)); err != nil {
+		if err := w.writeNew(rel, []byte(ch.diff)); err != nil {
 			return nil, err
 		}
 		e.DiffFile = strPtr(rel)
@@ -496,35 +489,35 @@ func (s *Store) rel(path string) string {
 // history sees that path, and returns the checkpoint's path in the store (nil when
 // none was written now). A path that did not exist gets an empty ".none" marker so it
 // is not checkpointed later.
-func (t *transaction) checkpoint(c Commit, ch Change, path string) (*string, error) {
+func (w *storeWrites) checkpoint(c Commit, ch Change, path string) (*string, error) {
 	// A path the history already holds the state of needs none: its lineage replays
 	// from the checkpoint its first step took. (A copy or link would only cost time
 	// and space, and a link keeps the replaced file's pages from being reused.)
-	if h, err := t.store.heads.get(path); err != nil || h != nil {
+	if h, err := w.store.heads.get(path); err != nil || h != nil {
 		return nil, err
 	}
-	base := t.store.checkpointName(c.Conversation, path)
-	known := t.store.known.touched
+	base := w.store.checkpointName(c.Conversation, path)
+	known := w.store.known.touched
 	if known[base] {
 		return nil, nil
 	}
-	for _, name := range t.store.checkpointNames(c.Conversation, path) {
+	for _, name := range w.store.checkpointNames(c.Conversation, path) {
 		for _, ext := range []string{".chkpt", ".none"} {
-			if t.store.files.exists(name + ext) {
+			if w.store.files.exists(name + ext) {
 				known[base] = true
 				return nil, nil
 			}
 		}
 	}
-	known[base] = true // forgotten again if the transaction rolls back
+	known[base] = true // forgotten again if the batch rolls back
 	if !ch.BeforeExists {
-		return nil, t.writeNew(base+".none", nil)
+		return nil, w.writeNew(base+".none", nil)
 	}
 	name := base + ".chkpt"
-	if t.linkCheckpoint(ch, name) {
+	if w.linkCheckpoint(ch, name) {
 		return strPtr(name), nil
 	}
-	if err := t.writeNew(name, ch.Before); err != nil {
+	if err := w.writeNew(name, ch.Before); err != nil {
 		return nil, err
 	}
 	return strPtr(name), nil
@@ -564,41 +557,41 @@ func checkpointKey(conv, key, path string) string {
 // read, or a link the file system refuses, all get a copy. The replay checks every
 // checkpoint against hash_before, so even a write in the short window before the
 // rename shows as an error, never as wrong bytes.
-func (t *transaction) linkCheckpoint(ch Change, name string) bool {
-	if t.files == nil || ch.BeforeInfo == nil || !ch.BeforeInfo.Mode().IsRegular() ||
+func (w *storeWrites) linkCheckpoint(ch Change, name string) bool {
+	if w.files == nil || ch.BeforeInfo == nil || !ch.BeforeInfo.Mode().IsRegular() ||
 		(ch.Op != Edit && ch.Op != Replace && ch.Op != Delete) {
 		return false
 	}
-	rel, err := t.store.relPath(ch.Path)
-	if err != nil || t.store.files.mkdirs(name) != nil {
+	rel, err := w.store.relPath(ch.Path)
+	if err != nil || w.store.files.mkdirs(name) != nil {
 		return false
 	}
-	if t.store.workspace.LinkFile(rel, filepath.Join(filepath.FromSlash(Dir), filepath.FromSlash(name))) != nil {
+	if w.store.workspace.LinkFile(rel, filepath.Join(filepath.FromSlash(Dir), filepath.FromSlash(name))) != nil {
 		return false
 	}
-	t.newFiles = append(t.newFiles, name) // removed again if the transaction rolls back
-	info, err := t.store.files.root.Lstat(name)
+	w.newFiles = append(w.newFiles, name) // removed again if the batch rolls back
+	info, err := w.store.files.root.Lstat(name)
 	if err != nil || !workspace.Unchanged(ch.BeforeInfo, info) {
-		t.newFiles = t.newFiles[:len(t.newFiles)-1]
-		_ = t.store.files.root.Remove(name)
+		w.newFiles = w.newFiles[:len(w.newFiles)-1]
+		_ = w.store.files.root.Remove(name)
 		return false
 	}
 	return true
 }
 
-func (t *transaction) writeNew(rel string, data []byte) error {
-	if err := t.store.writeNewFile(rel, data); err != nil {
+func (w *storeWrites) writeNew(rel string, data []byte) error {
+	if err := w.store.writeNewFile(rel, data); err != nil {
 		return err
 	}
-	t.newFiles = append(t.newFiles, rel)
+	w.newFiles = append(w.newFiles, rel)
 	return nil
 }
 
 // appendEntries appends a commit's entries to the conversation log in one write and
 // returns the log's size after it.
-func (t *transaction) appendEntries(logPath string, entries []*Entry) (int64, error) {
-	if t.logs == nil {
-		t.logs = map[string]int64{}
+func (w *storeWrites) appendEntries(logPath string, entries []*Entry) (int64, error) {
+	if w.logs == nil {
+		w.logs = map[string]int64{}
 	}
 	var lines []byte
 	for _, e := range entries {
@@ -608,62 +601,62 @@ func (t *transaction) appendEntries(logPath string, entries []*Entry) (int64, er
 		}
 		lines = append(lines, line...)
 	}
-	size, err := t.store.files.appendRaw(logPath, lines)
+	size, err := w.store.files.appendRaw(logPath, lines)
 	if err != nil {
 		return 0, err
 	}
-	t.logs[logPath] = size
+	w.logs[logPath] = size
 	return size + int64(len(lines)), nil
 }
 
 // moveHeads records the state each touched path is in after the change.
-func (t *transaction) moveHeads(ch Change, e *Entry) error {
+func (w *storeWrites) moveHeads(ch Change, e *Entry) error {
 	switch ch.Op {
 	case Move:
-		if err := t.setHead(head{Path: ch.From, Seq: e.Seq}); err != nil {
+		if err := w.setHead(head{Path: ch.From, Seq: e.Seq}); err != nil {
 			return err
 		}
-		return t.setHead(head{Path: ch.Path, Seq: e.Seq, Exists: true, Hash: deref(e.HashAfter)})
+		return w.setHead(head{Path: ch.Path, Seq: e.Seq, Exists: true, Hash: deref(e.HashAfter)})
 	case Delete:
-		return t.setHead(head{Path: ch.Path, Seq: e.Seq})
+		return w.setHead(head{Path: ch.Path, Seq: e.Seq})
 	default:
-		return t.setHead(head{Path: ch.Path, Seq: e.Seq, Exists: true, Hash: deref(e.HashAfter)})
+		return w.setHead(head{Path: ch.Path, Seq: e.Seq, Exists: true, Hash: deref(e.HashAfter)})
 	}
 }
 
-func (t *transaction) setHead(h head) error {
-	if t.heads == nil {
-		t.heads = map[string]*head{}
+func (w *storeWrites) setHead(h head) error {
+	if w.heads == nil {
+		w.heads = map[string]*head{}
 	}
-	if _, saved := t.heads[h.Path]; !saved {
-		old, err := t.store.heads.get(h.Path)
+	if _, saved := w.heads[h.Path]; !saved {
+		old, err := w.store.heads.get(h.Path)
 		if err != nil {
 			return err
 		}
-		t.heads[h.Path] = old
+		w.heads[h.Path] = old
 	}
-	return t.store.heads.put(h)
+	return w.store.heads.put(h)
 }
 
-// rollback undoes what the transaction wrote, newest first. Best effort: it runs
+// rollback undoes what the batch wrote to the store, newest first. Best effort: it runs
 // after a failure, with the lock held.
-func (t *transaction) rollback() {
-	s := t.store
-	for path, h := range t.heads {
+func (w *storeWrites) rollback() {
+	s := w.store
+	for path, h := range w.heads {
 		if h == nil {
 			_ = s.heads.put(head{Path: path, Forget: true})
 		} else {
 			_ = s.heads.put(*h)
 		}
 	}
-	for name, size := range t.logs {
+	for name, size := range w.logs {
 		_ = s.files.truncate(name, size)
 	}
-	for i := len(t.newFiles) - 1; i >= 0; i-- {
-		_ = s.files.root.Remove(t.newFiles[i])
+	for i := len(w.newFiles) - 1; i >= 0; i-- {
+		_ = s.files.root.Remove(w.newFiles[i])
 	}
 	*s.known = *newKnownFiles() // some of what it held was undone
-	t.heads, t.logs, t.newFiles = nil, nil, nil
+	w.heads, w.logs, w.newFiles = nil, nil, nil
 }
 
 // recordOutsideChanges compares every path the changes start from (and the
@@ -789,8 +782,8 @@ func (s *Store) logOutsideChange(path string, recorded fileState, exists bool, c
 	if source == SourceUser {
 		c.Conversation, c.Tool, c.Source = newPrefixedID("user"), "save", SourceUser
 	}
-	tx := &transaction{store: s}
-	_, err := tx.logCommit(c)
+	// Logged for good: it stays even if the batch that found it fails.
+	_, err := (&storeWrites{store: s}).logCommit(c)
 	return err
 }
 

@@ -38,13 +38,13 @@ const (
 type spares struct {
 	root *os.Root
 	mu   sync.Mutex
-	idle *sync.Cond // signalled when the last recording in flight ends
+	idle *sync.Cond // signalled when the last record in flight ends
 	// Names in spare/ this process knows of (made here, or found there).
 	files, dirs []string
 	adopted     bool      // spare/ was listed
 	keep        bool      // refill after takes (KeepSpares)
 	refilling   bool      // the refill goroutine runs
-	active      int       // recordings in flight: the refill waits for none...
+	active      int       // records in flight: the refill waits for none...
 	lastEnd     time.Time // ...and for quietFor after the last one ended
 	dir         *os.File
 }
@@ -153,7 +153,7 @@ func (p *spares) wake() {
 	go p.refill()
 }
 
-// begin and end bracket a recording: the refill makes no spare while one runs, so
+// begin and end bracket a record (RecordAll): the refill makes no spare while one runs, so
 // it never slows an edit down.
 func (p *spares) begin() {
 	if p == nil {
@@ -176,13 +176,13 @@ func (p *spares) end() {
 	p.mu.Unlock()
 }
 
-// quietFor is how long the refill waits after a recording: edits come in bursts
+// quietFor is how long the refill waits after a record: edits come in bursts
 // (an agent's parallel calls), and a file being made in spare/ holds the folder
 // that the burst's takes rename out of.
 const quietFor = 5 * time.Millisecond
 
 // refill makes spares until the pool is full, one at a time, each while no
-// recording runs. Best effort: it stops at the first failure (a full disk, a
+// record runs. Best effort: it stops at the first failure (a full disk, a
 // read-only store), and the store creates its files itself.
 func (p *spares) refill() {
 	p.mu.Lock()
@@ -204,7 +204,7 @@ func (p *spares) refill() {
 		}
 		if wait := quietFor - time.Since(p.lastEnd); wait > 0 {
 			p.mu.Unlock()
-			time.Sleep(wait) // a debounce: a recording that starts meanwhile is waited for above
+			time.Sleep(wait) // a debounce: a record that starts meanwhile is waited for above
 			p.mu.Lock()
 			continue
 		}

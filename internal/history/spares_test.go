@@ -67,8 +67,8 @@ func TestSparesBecomeTheStoresNewFiles(t *testing.T) {
 	tx := workspace.NewTx(false)
 	tx.TakeTemp = w.store.TakeTemp
 	tx.Write(workspace.File{Root: w.root, Rel: "a.txt", Abs: w.abs("a.txt")}, workspace.Was{Content: []byte("one\n"), Exists: true, Info: info}, []byte("two\n"))
-	entries, err := w.store.Record(t.Context(), Commit{Conversation: conv, Tool: "edit_file", Source: SourceMCP, Files: tx,
-		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("one\n"), BeforeExists: true, BeforeInfo: info, After: []byte("two\n")}}})
+	entries, err := recordWritten(w.store, Commit{Conversation: conv, Tool: "edit_file", Source: SourceMCP,
+		Changes: []Change{{Op: Edit, Path: w.abs("a.txt"), Before: []byte("one\n"), BeforeExists: true, BeforeInfo: info, After: []byte("two\n")}}}, tx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,7 @@ func Open(root *workspace.Root) (*Store, error) {
 
 // OpenExisting opens the store of root only if it already exists (the CLI never
 // creates one). A foreign store is opened too, to be listed (see Foreign): its
-// decisions and recordings are refused when they lock it.
+// decisions and records are refused when they lock it.
 func OpenExisting(root *workspace.Root) (*Store, error) {
 	files, err := openFiles(root, false)
 	if err != nil {

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,10 +46,9 @@ func TestPlantedSymlinksInTheStoreAreNotFollowedOutside(t *testing.T) {
 			}
 			w.writeRaw("a.txt", "a\n")
 			ch := Change{Op: Edit, Path: w.abs("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}
-			entries, err := w.store.Record(context.Background(), Commit{
+			entries, err := recordWritten(w.store, Commit{
 				Conversation: "conv_1_x", Tool: "test", Source: SourceMCP, Changes: []Change{ch},
-				Files: w.files(ch),
-			})
+			}, w.files(ch))
 			want := "a\n"
 			if err == nil { // rebuilds.log is only written by a decision
 				want = "b\n"

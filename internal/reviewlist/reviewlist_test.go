@@ -112,8 +112,8 @@ func TestConversationTitle(t *testing.T) {
 	ws := testenv.Dir{TB: t, Root: root.Path()}
 	ws.Write("a.txt", "a\n")
 	ch := history.Change{Op: history.Edit, Path: ws.Path("a.txt"), Before: []byte("a\n"), BeforeExists: true, After: []byte("b\n")}
-	if _, err := store.Record(context.Background(), history.Commit{Conversation: "gemini_1_2", Title: `Fix the "bug"`, Tool: "replace",
-		Source: history.SourceGemini, Changes: []history.Change{ch}, Files: testenv.Transaction(root, ch)}); err != nil {
+	if _, err := testenv.RecordWritten(store, history.Commit{Conversation: "gemini_1_2", Title: `Fix the "bug"`, Tool: "replace",
+		Source: history.SourceGemini, Changes: []history.Change{ch}}, testenv.Tx(root, ch)); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Build(store, root.Path())

@@ -15,18 +15,25 @@ import (
 )
 
 // Record records ch (tool "edit_file", source mcp) in conversation conv of store, the
-// history of root, and puts it on disk as the file tools do, through a workspace
-// transaction. It returns the entry.
+// history of root, and puts it on disk as the file tools do, through a
+// workspace.Tx. It returns the entry.
 func Record(tb testing.TB, store *history.Store, root *workspace.Root, conv string, ch history.Change) *history.Entry {
 	tb.Helper()
-	entries, err := store.Record(context.Background(), history.Commit{
-		Conversation: conv, Tool: "edit_file", Source: history.SourceMCP,
-		Changes: []history.Change{ch}, Files: Transaction(root, ch),
-	})
+	entries, err := RecordWritten(store, history.Commit{Conversation: conv, Tool: "edit_file", Source: history.SourceMCP,
+		Changes: []history.Change{ch}}, Tx(root, ch))
 	if err != nil {
 		tb.Fatalf("record %s of %s: %v", ch.Op, ch.Path, err)
 	}
 	return entries[0]
+}
+
+// RecordWritten records c in store as one batch whose files puts it on disk.
+func RecordWritten(store *history.Store, c history.Commit, files history.Files) ([]*history.Entry, error) {
+	entries, err := history.RecordAll(context.Background(), []history.Batch{{Store: store, Commits: []history.Commit{c}, Files: files}})
+	if err != nil {
+		return nil, err
+	}
+	return entries[0], nil
 }
 
 // RecordEdit records with Record an edit of the file rel (slash-separated, relative
@@ -37,8 +44,8 @@ func RecordEdit(tb testing.TB, store *history.Store, root *workspace.Root, conv,
 		Before: before, BeforeExists: true, After: after})
 }
 
-// Transaction is the workspace transaction that puts ch on disk in root.
-func Transaction(root *workspace.Root, ch history.Change) *workspace.Tx {
+// Tx is the workspace.Tx that puts ch on disk in root.
+func Tx(root *workspace.Root, ch history.Change) *workspace.Tx {
 	return changetx.Tx(root, changetx.Change{Delete: ch.Op == history.Delete, Move: ch.Op == history.Move,
 		Path: ch.Path, From: ch.From, Before: ch.Before, BeforeExists: ch.BeforeExists, After: ch.After})
 }

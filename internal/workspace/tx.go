@@ -62,7 +62,7 @@ type txOp struct {
 	newDirs []string // folders a create or move makes, deepest first
 }
 
-// NewTx starts a transaction; with sync, the files and folders it writes are fsynced.
+// NewTx starts a Tx; with sync, the files and folders it writes are fsynced.
 func NewTx(sync bool) *Tx { return &Tx{sync: sync} }
 
 // Write replaces f (which held was) with content; a file that did not exist is
@@ -184,7 +184,7 @@ func (t *Tx) Written(f File) (fs.FileInfo, bool) {
 }
 
 // Undo takes back every change Apply put in place, newest first, and drops what was
-// staged, after cause failed the transaction (in Apply, or in a later step of the
+// staged, after cause failed the Tx (in Apply, or in a later step of the
 // caller). It returns the error to report: cause itself when nothing had been put in
 // place, else an *ApplyError counting what was undone and naming what could not be.
 func (t *Tx) Undo(cause error) error {
@@ -284,7 +284,7 @@ func missingDirs(root *Root, rel string) []string {
 	return out
 }
 
-// removeDirs removes folders a failed transaction created, deepest first. One that
+// removeDirs removes folders a failed Tx created, deepest first. One that
 // is not empty (someone put a file in it meanwhile) stays.
 func removeDirs(root *Root, dirs []string) {
 	for _, d := range dirs {
@@ -292,7 +292,7 @@ func removeDirs(root *Root, dirs []string) {
 	}
 }
 
-// ApplyError is a transaction that failed after some of its changes were in place,
+// ApplyError is a Tx that failed after some of its changes were in place,
 // and were undone (all of them, unless Lost names some).
 type ApplyError struct {
 	Cause    error

@@ -1,4 +1,4 @@
-// Package changetx builds, for tests, the workspace transaction that puts one change
+// Package changetx builds, for tests, the workspace.Tx that puts one change
 // of the edit history on disk, as the file tools do. It stands apart from testenv,
 // which imports the history, so that the history's own tests can use it too.
 package changetx
@@ -21,7 +21,7 @@ type Change struct {
 	After        []byte
 }
 
-// Tx is the transaction that puts ch on disk in root.
+// Tx is the workspace.Tx that puts ch on disk in root.
 func Tx(root *workspace.Root, ch Change) *workspace.Tx {
 	file := func(abs string) workspace.File {
 		rel, _ := filepath.Rel(root.Path(), abs)
