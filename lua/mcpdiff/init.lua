@@ -26,6 +26,8 @@ function M.setup(opts)
     bridge._clients(bridge.clients())
   end
   M.set_keymaps(config.values.keymaps)
+  -- From now on each file buffer keeps the stamp of what it read (the reload rule).
+  require("mcpdiff.buffers").track()
   if config.values.auto_start then
     -- Off Neovim's start-up path: the job starts on the first turn of the event loop.
     vim.schedule(function()
