@@ -9,7 +9,7 @@ local command = vim.api.nvim_create_user_command
 
 -- The commands without arguments: name, module, the module's function, description.
 local plain = {
-  { "McpDiffStart", "mcpdiff.bridge", "start", "start the bridge (IDE server for Claude Code)" },
+  { "McpDiffStart", "mcpdiff", "start", "start the bridge (IDE server for Claude Code)" },
   { "McpDiffStop", "mcpdiff.bridge", "stop", "stop the bridge, remove its lock file" },
   { "McpDiffStatus", "mcpdiff.review", "open", "bridge status and edit history review" },
   { "McpDiffQuickfix", "mcpdiff", "quickfix", "pending edits of the history in the quickfix list" },

@@ -32,6 +32,7 @@ type cliArgs struct {
 	operands  []string
 	json      bool
 	review    bool
+	health    bool
 	force     bool
 	withLater bool
 	yes       bool
@@ -102,6 +103,8 @@ func parseCLI(args []string, allowed ...string) (*cliArgs, error) {
 			a.withLater = true
 		case "review":
 			a.review = true
+		case "health":
+			a.health = true
 		case "yes":
 			a.yes = true
 		default:

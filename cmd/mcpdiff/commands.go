@@ -38,6 +38,7 @@ var historyFlags = map[string]flagDoc{
 	"force":      {"", "go on although a file changed outside mcpdiff since its last recorded edit; that change is lost (see `mcpdiff restore`)"},
 	"json":       {"", "print JSON for scripts instead of text"},
 	"review":     {"", "print the rows of Neovim's review list as JSON (the plugin uses it)"},
+	"health":     {"", "the store's facts instead of its edits: where, format, writable, counts, what is wrong"},
 	"older-than": {"AGE", "drop only resolved conversations older than AGE: 12h, 7d, 2w"},
 	"yes":        {"", "do it without asking (without it, the command only shows what it would do)"},
 	"workspace":  {"DIR", "the workspace whose history to use (default: the nearest .mcp/edit_history above the working directory)"},
@@ -48,14 +49,18 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		{name: "status", summary: "list recorded edits", history: true, byHand: true,
-			usage: []string{"status [--conv ID] [--file PATH] [--status S] [--json] [--workspace DIR]"},
+		{name: "status", summary: "list recorded edits (--health: the store's own facts)", history: true, byHand: true,
+			usage: []string{"status [--conv ID] [--file PATH] [--status S] [--json] [--workspace DIR]", "status --health [--json] [--workspace DIR]"},
 			about: "One row per recorded edit: its id (the first 8 characters; 4 or more are enough wherever an id is asked for), " +
 				"when it was made, its status, the operation, the agent's tool, the lines it added and removed, " +
 				"its conversation (shortened the same way) and the file; and the conversation's prompt where it is known. " +
-				"A file whose bytes differ from what its history says is named on stderr, with the ways out.",
-			flags:    []string{"conv", "file", "status", "json", "review", "workspace"},
-			examples: []string{"mcpdiff status --status pending", "mcpdiff status --file src/main.go"},
+				"A file whose bytes differ from what its history says is named on stderr, with the ways out. " +
+				"With --health it tells of the store instead, as :checkhealth mcpdiff shows it: where it is, its " +
+				"format, whether it is writable, how many edits it holds and how many are pending, and its warnings " +
+				"and notes; --json prints that as one object (workspace, store, format, writable, edits, pending, " +
+				"warnings, info, and error when the history cannot be read, with exit status 1).",
+			flags:    []string{"conv", "file", "status", "json", "health", "review", "workspace"},
+			examples: []string{"mcpdiff status --status pending", "mcpdiff status --file src/main.go", "mcpdiff status --health"},
 			run:      func(args []string) int { return runStatus(args, os.Stdout, os.Stderr) }},
 		{name: "show", summary: "show the diff of an edit, or of every edit of a conversation", history: true, byHand: true,
 			usage: []string{"show ID [--workspace DIR]"}, operands: 1,

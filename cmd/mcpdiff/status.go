@@ -20,6 +20,12 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "status", err)
 	}
+	if a.health {
+		if a.conv != "" || a.file != "" || a.status != "" || a.review {
+			return usageError(stderr, "status", errors.New("--health tells of the whole store: it takes only --json and --workspace"))
+		}
+		return runHealth(a, stdout, stderr)
+	}
 	if a.review { // the rows of Neovim's review list, when its bridge does not run
 		return reviewRows(a.workspace, stdout, stderr)
 	}

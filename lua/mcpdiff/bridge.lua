@@ -1,5 +1,7 @@
 -- The bridge process: `mcpdiff nvim`, started as an RPC job. It serves Claude Code's
--- IDE protocol and calls back into the other modules of this plugin.
+-- IDE protocol. This module depends on the options alone: what the other modules do
+-- when the bridge attaches, stops or its clients come and go, they do as listeners
+-- (M.on; init.lua subscribes them).
 local M = {}
 
 local uv = vim.uv or vim.loop
@@ -15,6 +17,13 @@ local state = {
 }
 
 local MAX_STDERR_LINES = 50
+
+-- The events listeners hear, each with its arguments.
+local listeners = {
+  attached = {}, -- (info: mcpdiff.BridgeInfo) the IDE server listens
+  clients = {}, -- (n: integer) the number of connected clients changed
+  stopped = {}, -- (reason: string) the bridge stopped or exited: views are void
+}
 
 local function notify(msg, level)
   vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
@@ -51,14 +60,26 @@ local function on_stderr(_, data)
   end
 end
 
-local function close_views(reason)
-  local diff = package.loaded["mcpdiff.diff"]
-  if diff then
-    diff.close_all(reason)
+-- on calls fn with the event's arguments each time the event happens, after the
+-- listeners subscribed before it: "attached", "clients" or "stopped".
+---@param event "attached"|"clients"|"stopped"
+---@param fn function
+function M.on(event, fn)
+  local list = listeners[event]
+  if not list then
+    error("mcpdiff.bridge: no event named " .. tostring(event), 2)
   end
-  local selection = package.loaded["mcpdiff.selection"]
-  if selection then
-    selection.set_active(false)
+  table.insert(list, fn)
+end
+
+-- emit calls the event's listeners; one that fails is reported and the others
+-- still run.
+local function emit(event, ...)
+  for _, fn in ipairs(listeners[event]) do
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      notify(("a listener of %q failed: %s"):format(event, tostring(err)), vim.log.levels.ERROR)
+    end
   end
 end
 
@@ -75,7 +96,7 @@ local function on_exit(job, code)
   local unexpected = not state.stopping and not exiting()
   local info = state.info
   state.job, state.info, state.stopping, state.clients = nil, nil, false, 0
-  close_views("bridge stopped")
+  emit("stopped", "bridge stopped")
   if not unexpected then
     return
   end
@@ -199,7 +220,7 @@ function M.stop()
   state.stopping = true
   state.recover = nil
   local info = state.info
-  close_views("bridge stopped")
+  emit("stopped", "bridge stopped")
   pcall(vim.fn.chanclose, job)
   if vim.fn.jobwait({ job }, 3000)[1] == -1 then
     vim.fn.jobstop(job)
@@ -283,7 +304,7 @@ end
 -- Called by the Go side once its IDE server listens.
 ---@param info mcpdiff.BridgeInfo
 function M._attached(info)
-  local want = require("mcpdiff").version
+  local want = require("mcpdiff.version")
   if info.version ~= want then
     state.last_error = ("bin/mcpdiff is version %s but the Lua plugin is %s: rebuild it with `make` in %s"):format(
       tostring(info.version),
@@ -297,15 +318,14 @@ function M._attached(info)
   end
   state.info = info
   state.recover = nil
-  require("mcpdiff.hunks").attach()
+  emit("attached", info)
 end
 
 -- Called by the Go side whenever the number of connected clients changes.
 ---@param n integer
 function M._clients(n)
   state.clients = n
-  local track = require("mcpdiff.config").values.track_selection
-  require("mcpdiff.selection").set_active(track and n > 0)
+  emit("clients", n)
 end
 
 return M

@@ -67,34 +67,16 @@ local function binary_version(bin)
   return out:match("mcpdiff (%S+)"), vim.trim(out)
 end
 
-local function history_store()
-  local dir = vim.fn.finddir(".mcp/edit_history", vim.fn.getcwd() .. ";")
-  if dir == "" then
-    return nil
-  end
-  return vim.fn.fnamemodify(dir, ":p")
-end
-
--- store_format reads the store's FORMAT file ("mcpdiff-edit-history N").
-local function store_format(store)
-  local f = io.open(store .. "/FORMAT", "r")
-  if not f then
-    return nil
-  end
-  local text = f:read("*a") or ""
-  f:close()
-  return text:match("^mcpdiff%-edit%-history (%d+)")
-end
-
--- check_files runs `mcpdiff status` in the workspace: it completes a decision an
--- interrupted command left, counts the pending edits, and shows what it tells of the
--- store (warnings) and of files changed outside mcpdiff (info), as it words them.
-local function check_files(workspace, ok, warn, err, info)
-  local history = require("mcpdiff.history")
+-- check_store reports the edit history above Neovim's working directory as the
+-- binary tells it (`mcpdiff status --health --json`, which finds and opens the store
+-- as every history command does, completing a decision an interrupted command left)
+-- and words it (the warnings and notes of `mcpdiff status`).
+local function check_store(ok, warn, err, info)
+  local cwd = vim.fn.getcwd()
   local code, stdout, stderr = -1, "", "no answer within 10 s"
-  local job = history.run(
-    { "status", "--json", "--workspace", workspace },
-    nil,
+  local job = require("mcpdiff.history").run(
+    { "status", "--health", "--json" },
+    cwd,
     function(c, out, errs)
       code, stdout, stderr = c, out, errs
     end
@@ -104,8 +86,36 @@ local function check_files(workspace, ok, warn, err, info)
       return code ~= -1
     end)
   end
-  local decoded, entries = pcall(vim.fn.json_decode, stdout)
-  if code ~= 0 or not decoded or type(entries) ~= "table" then
+  local decoded, facts = pcall(vim.fn.json_decode, stdout)
+  if not decoded or type(facts) ~= "table" then
+    err(("`mcpdiff status --health` in %s failed (exit %d): %s"):format(cwd, code, stderr), {
+      "Run `mcpdiff status --health` in " .. cwd .. " in a shell and fix what it names",
+    })
+    return
+  end
+  local store = type(facts.store) == "string" and facts.store or ""
+  local failed = code ~= 0 or (type(facts.error) == "string" and facts.error ~= "")
+  if store == "" and not failed then
+    info("no .mcp/edit_history above " .. cwd .. " yet (made by the first recorded edit)")
+    return
+  end
+  if store ~= "" then
+    if facts.writable == true then
+      ok("store " .. store .. " is writable")
+    else
+      err(
+        "store " .. store .. " is not writable",
+        { "Fix the permissions of that folder: chmod -R u+rwX " .. vim.fn.shellescape(store) }
+      )
+    end
+    if (tonumber(facts.format) or 0) > 0 then
+      ok("store format version " .. facts.format)
+    else
+      info("store " .. store .. " has no FORMAT file yet (written by the first recorded edit)")
+    end
+  end
+  if failed then
+    local workspace = type(facts.workspace) == "string" and facts.workspace or cwd
     err(("`mcpdiff status` in %s failed (exit %d): %s"):format(workspace, code, stderr), {
       "Run `mcpdiff status --workspace "
         .. vim.fn.shellescape(workspace)
@@ -113,26 +123,21 @@ local function check_files(workspace, ok, warn, err, info)
     })
     return
   end
-  local pending = 0
-  for _, e in ipairs(entries) do
-    if e.status == "pending" then
-      pending = pending + 1
-    end
-  end
   ok(
     ("%d edit(s) recorded, %d pending (review them with :McpDiffStatus or `mcpdiff status`)"):format(
-      #entries,
-      pending
+      tonumber(facts.edits) or 0,
+      tonumber(facts.pending) or 0
     )
   )
-  local notices = history.notices(stderr)
-  for _, w in ipairs(notices.warnings) do
+  local warnings = type(facts.warnings) == "table" and facts.warnings or {}
+  local notes = type(facts.info) == "table" and facts.info or {}
+  for _, w in ipairs(warnings) do
     warn(w)
   end
-  for _, i in ipairs(notices.info) do
+  for _, i in ipairs(notes) do
     info(i)
   end
-  if #notices.warnings == 0 and #notices.info == 0 then
+  if #warnings == 0 and #notes == 0 then
     ok("every recorded file holds what its history says")
   end
 end
@@ -305,29 +310,10 @@ function M.check()
   end
 
   start("mcpdiff: edit history")
-  local store = history_store()
-  if not store then
-    info(
-      "no .mcp/edit_history above " .. vim.fn.getcwd() .. " yet (made by the first recorded edit)"
-    )
+  if bin then
+    check_store(ok, warn, err, info)
   else
-    if vim.fn.filewritable(store) == 2 then
-      ok("store " .. store .. " is writable")
-    else
-      err(
-        "store " .. store .. " is not writable",
-        { "Fix the permissions of that folder: chmod -R u+rwX " .. vim.fn.shellescape(store) }
-      )
-    end
-    local format = store_format(store)
-    if format then
-      ok("store format version " .. format)
-    else
-      info("store " .. store .. " has no FORMAT file yet (written by the first recorded edit)")
-    end
-    if bin then
-      check_files(vim.fn.fnamemodify(store, ":h:h:h"), ok, warn, err, info)
-    end
+    info("without the binary nothing tells of the edit history (see the binary's section above)")
   end
 
   start("mcpdiff: Claude Code")

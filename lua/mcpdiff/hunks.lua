@@ -13,11 +13,8 @@ local SIGN_GROUP = "mcpdiff_hunks"
 -- that are still pending matter more while reviewing.
 local SIGN_PRIORITY = 8
 
-local uv = vim.uv or vim.loop
-
 local state = {
   by_name = {}, -- buffer name -> hunks as the bridge sent them (lines on disk)
-  stamps = {}, -- buffer name -> the file's stat when the buffer read or wrote it
   fresh = {}, -- buffer names just read or written, for the next report
   defined = false,
 }
@@ -102,15 +99,6 @@ local function buffers_by_name()
   return out
 end
 
--- stamp is what a stat shows of a file: a write by anyone changes it.
-local function stamp(name)
-  local st = uv.fs_stat(name)
-  if not st then
-    return "none"
-  end
-  return table.concat({ st.ino, st.size, st.mtime.sec, st.mtime.nsec or 0 }, ":")
-end
-
 -- send_report tells the bridge which files are open and which were just read or
 -- written.
 local send_report = require("mcpdiff.once")(function()
@@ -123,7 +111,7 @@ local send_report = require("mcpdiff.once")(function()
   end
   for n in pairs(state.by_name) do
     if not vim.tbl_contains(names, n) then
-      state.by_name[n], state.stamps[n] = nil, nil
+      state.by_name[n] = nil
     end
   end
   state.fresh = {}
@@ -136,7 +124,6 @@ function M.report(fresh_buf)
   local name = fresh_buf and file_name(fresh_buf)
   if name then
     state.fresh[name] = true
-    state.stamps[name] = stamp(name)
   end
   send_report()
 end
@@ -189,20 +176,10 @@ local function mapper(indices)
   end
 end
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local text = f:read("*a")
-  f:close()
-  return text
-end
-
 -- through_unsaved moves hunks (lines on disk) to the lines of buf, which has unsaved
 -- changes. Hunks whose lines are all gone from the buffer are left out.
 local function through_unsaved(buf, name, hunks)
-  local disk = read_file(name)
+  local disk = require("mcpdiff.buffers").read(name)
   if not disk then
     return hunks
   end
@@ -308,18 +285,12 @@ function M.render(buf)
 end
 
 -- _update is called by the bridge: new hunks of open files, the open files of
--- stores that changed (reloaded when the file is no longer what their buffer read),
--- and the workspaces whose store changed. It must make no request to the bridge.
+-- stores that changed (reloaded by buffers.lua's rule), and the workspaces whose
+-- store changed. It must make no request to the bridge.
 ---@param p mcpdiff.HunksUpdate
 function M._update(p)
-  local reload = {}
-  for _, name in ipairs(type(p.reload) == "table" and p.reload or {}) do
-    if state.stamps[name] ~= stamp(name) then
-      table.insert(reload, name)
-    end
-  end
-  if #reload > 0 then
-    require("mcpdiff.buffers").reload(reload) -- first: a reload redraws the buffer
+  if type(p.reload) == "table" and #p.reload > 0 then
+    require("mcpdiff.buffers").reload(p.reload) -- first: a reload redraws the buffer
   end
   local bufs = buffers_by_name()
   for _, f in ipairs(type(p.files) == "table" and p.files or {}) do

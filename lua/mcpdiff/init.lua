@@ -8,6 +8,46 @@ local function notify(msg, level)
   vim.notify("mcpdiff: " .. msg, level or vim.log.levels.INFO)
 end
 
+-- follow_clients tracks the selection for Claude Code while a client is connected
+-- (and the option track_selection is on).
+local function follow_clients(n)
+  local track = require("mcpdiff.config").values.track_selection
+  require("mcpdiff.selection").set_active(track and n > 0)
+end
+
+local subscribed = false
+
+-- subscribe has the modules that follow the bridge listen to it, once: each is
+-- loaded when its event first happens.
+local function subscribe()
+  if subscribed then
+    return
+  end
+  subscribed = true
+  local bridge = require("mcpdiff.bridge")
+  bridge.on("attached", function()
+    require("mcpdiff.hunks").attach()
+  end)
+  bridge.on("clients", follow_clients)
+  bridge.on("stopped", function(reason)
+    local diff = package.loaded["mcpdiff.diff"]
+    if diff then
+      diff.close_all(reason)
+    end
+    local selection = package.loaded["mcpdiff.selection"]
+    if selection then
+      selection.set_active(false)
+    end
+  end)
+end
+
+-- start implements :McpDiffStart: the bridge, with the modules that follow it.
+-- Returns true when a bridge runs.
+function M.start()
+  subscribe()
+  return require("mcpdiff.bridge").start()
+end
+
 -- setup validates the options and starts the bridge (unless auto_start = false)
 -- right after. Calling it again applies the new options; a running bridge is kept.
 function M.setup(opts)
@@ -23,14 +63,14 @@ function M.setup(opts)
   -- Options that act on a running bridge take effect now, not on its next event.
   local bridge = package.loaded["mcpdiff.bridge"]
   if bridge and bridge.running() then
-    bridge._clients(bridge.clients())
+    follow_clients(bridge.clients())
   end
   M.set_keymaps(config.values.keymaps)
+  -- From now on each file buffer keeps the stamp of what it read (the reload rule).
+  require("mcpdiff.buffers").track()
   if config.values.auto_start then
     -- Off Neovim's start-up path: the job starts on the first turn of the event loop.
-    vim.schedule(function()
-      require("mcpdiff.bridge").start()
-    end)
+    vim.schedule(M.start)
   end
   return true
 end

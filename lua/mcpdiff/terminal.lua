@@ -376,6 +376,24 @@ function M.agent_hooks(name, env)
   return install_hint(name, "they are not installed for " .. vim.fn.getcwd())
 end
 
+-- on_path tells whether cmd runs; if not, says so: install what, or set option.
+local function on_path(cmd, what, option)
+  if vim.fn.executable(cmd) == 1 then
+    return true
+  end
+  vim.notify(
+    ("mcpdiff: %s is not on PATH; install %s or set %s"):format(cmd, what, option),
+    vim.log.levels.ERROR
+  )
+  return false
+end
+
+local function warn(warning)
+  if warning then
+    vim.notify("mcpdiff: " .. warning, vim.log.levels.WARN)
+  end
+end
+
 -- open_agent starts agent name's CLI (option terminal.agents) with args in its
 -- terminal, or shows the one that runs (M.show); Claude Code as :McpDiffClaude does.
 function M.open_agent(name, args)
@@ -401,25 +419,14 @@ function M.open_agent(name, args)
     )
     return nil
   end
-  if vim.fn.executable(cmd) ~= 1 then
-    vim.notify(
-      ("mcpdiff: %s is not on PATH; install %s or set terminal.agents.%s"):format(
-        cmd,
-        LABELS[name] or name,
-        name
-      ),
-      vim.log.levels.ERROR
-    )
+  if not on_path(cmd, LABELS[name] or name, "terminal.agents." .. name) then
     return nil
   end
   local env = vim.deepcopy(opts.env)
   -- The hooks ask this Neovim about unsaved buffers: it is the one to find.
   env.NVIM = env.NVIM or vim.v.servername
   if opts.hooks then
-    local warning = M.agent_hooks(name, env)
-    if warning then
-      vim.notify("mcpdiff: " .. warning, vim.log.levels.WARN)
-    end
+    warn(M.agent_hooks(name, env))
   end
   return start(name, vim.list_extend({ cmd }, args), env)
 end
@@ -449,17 +456,11 @@ function M.open(extra_args)
   end
   local opts = require("mcpdiff.config").values.terminal
   local args = vim.list_extend(vim.deepcopy(opts.args), extra_args or {})
-  if vim.fn.executable(opts.cmd) ~= 1 then
-    vim.notify(
-      ("mcpdiff: %s is not on PATH; install Claude Code or set terminal.cmd"):format(opts.cmd),
-      vim.log.levels.ERROR
-    )
+  if not on_path(opts.cmd, "Claude Code", "terminal.cmd") then
     return nil
   end
   local hooks, warning = hook_args(args)
-  if warning then
-    vim.notify("mcpdiff: " .. warning, vim.log.levels.WARN)
-  end
+  warn(warning)
   local cmd = { opts.cmd }
   vim.list_extend(cmd, hooks)
   vim.list_extend(cmd, args)

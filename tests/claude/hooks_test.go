@@ -68,6 +68,30 @@ func deref(p *string) string {
 	return *p
 }
 
+// unsavedEdit is the world of a refused edit: the newest Neovim, running mcpdiff,
+// holds a.txt ("one\ntwo\n") with its first line changed and unsaved ("mine,
+// unsaved"), and the model answers the prompt "edit a" by reading a.txt and changing
+// "two" to "TWO". It returns the world, that Neovim, its IDE port and the model's API.
+func unsavedEdit(t *testing.T) (*world, *nvimrpc.Nvim, int, *scriptAPI) {
+	t.Helper()
+	bins := testenv.Neovims(t)
+	w := newWorld(t)
+	a := w.write("a.txt", "one\ntwo\n")
+	v, port := w.startNeovim(bins[len(bins)-1])
+	if err := v.Command("edit " + a); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.ExecLua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine, unsaved" })`, nil); err != nil {
+		t.Fatal(err)
+	}
+	api := newScriptAPI(t)
+	api.script("edit a",
+		call{"Read", map[string]any{"file_path": a}},
+		call{"Edit", map[string]any{"file_path": a, "old_string": "two", "new_string": "TWO"}},
+	)
+	return w, v, port, api
+}
+
 func (w *world) write(name, content string) string {
 	w.t.Helper()
 	p := filepath.Join(w.ws, name)
@@ -175,21 +199,7 @@ func TestRealClaudeCodeHooksRecordEdits(t *testing.T) {
 // the agent says why, and the file and the buffer stay as they are.
 func TestRealClaudeCodeGuardOutsideNeovim(t *testing.T) {
 	requireTools(t)
-	bins := testenv.Neovims(t)
-	w := newWorld(t)
-	a := w.write("a.txt", "one\ntwo\n")
-	v, _ := w.startNeovim(bins[len(bins)-1])
-	if err := v.Command("edit " + a); err != nil {
-		t.Fatal(err)
-	}
-	if err := v.ExecLua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine, unsaved" })`, nil); err != nil {
-		t.Fatal(err)
-	}
-	api := newScriptAPI(t)
-	api.script("edit a",
-		call{"Read", map[string]any{"file_path": a}},
-		call{"Edit", map[string]any{"file_path": a, "old_string": "two", "new_string": "TWO"}},
-	)
+	w, v, _, api := unsavedEdit(t)
 	tm := w.startClaude(api.URL(), 0, "--settings", hookSettings(t))
 	eventually(t, "Claude Code's prompt", func() bool { return promptReady(tm.screen()) }, tm.screen)
 	tm.typeLine("edit a")

@@ -4,10 +4,9 @@ package claude
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // TestRealClaudeCodeManualModeUnsavedBuffer: Claude Code in its manual mode
@@ -20,23 +19,10 @@ import (
 // keeps the user's text. :help mcpdiff-diff says the same.
 func TestRealClaudeCodeManualModeUnsavedBuffer(t *testing.T) {
 	requireTools(t)
-	bins := testenv.Neovims(t)
 	for _, hooks := range []bool{true, false} {
 		t.Run(map[bool]string{true: "with hooks", false: "without hooks"}[hooks], func(t *testing.T) {
-			w := newWorld(t)
-			a := w.write("a.txt", "one\ntwo\n")
-			v, port := w.startNeovim(bins[len(bins)-1])
-			if err := v.Command("edit " + a); err != nil {
-				t.Fatal(err)
-			}
-			if err := v.ExecLua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine, unsaved" })`, nil); err != nil {
-				t.Fatal(err)
-			}
-			api := newScriptAPI(t)
-			api.script("edit a",
-				call{"Read", map[string]any{"file_path": a}},
-				call{"Edit", map[string]any{"file_path": a, "old_string": "two", "new_string": "TWO"}},
-			)
+			w, v, port, api := unsavedEdit(t)
+			a := filepath.Join(w.ws, "a.txt")
 			args := []string{"--permission-mode", "default"}
 			if hooks {
 				args = append(args, "--settings", hookSettings(t))

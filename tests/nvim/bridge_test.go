@@ -162,7 +162,8 @@ func TestQuitWithPendingDiff(t *testing.T) {
 func TestVersionMismatch(t *testing.T) {
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
-		s.lua(`vim.opt.rtp:prepend(...); require("mcpdiff").version = "0.0.9"`, nil, repoRoot)
+		// The plugin's version, as lua/mcpdiff/version.lua would say it.
+		s.lua(`vim.opt.rtp:prepend(...); package.loaded["mcpdiff.version"] = "0.0.9"`, nil, repoRoot)
 		s.setup(nil)
 		msgs := s.waitMessages()
 		want := fmt.Sprintf("mcpdiff: bin/mcpdiff is version %s but the Lua plugin is 0.0.9: rebuild it with `make` in %s", mcpdiff.Version, repoRoot)

@@ -106,11 +106,13 @@ func TestHealthSections(t *testing.T) {
 		wantHealth(t, lines, "OK", []string{claude + " found", "2.1.330 (Claude Code)"})
 		wantHealth(t, lines, "OK", []string{"permission mode auto (no settings file sets defaultMode: Claude Code's own default)", ":McpDiffClaude passes the hooks"})
 		noHealthLevel(t, lines, "ERROR")
+		wantHealthInfo(t, lines, "no .mcp/edit_history above "+s.ws+" yet (made by the first recorded edit)")
 
 		// A pending edit: the store's format and counts.
 		path := s.writeFile("a.txt", "one\n")
 		s.recordEdit("conv_1_ha", path, "one\n", "two\n")
 		lines = s.checkhealth()
+		wantHealth(t, lines, "OK", []string{"store " + filepath.Join(s.ws, ".mcp", "edit_history") + " is writable"})
 		wantHealth(t, lines, "OK", []string{"store format version 1"})
 		wantHealth(t, lines, "OK", []string{"1 edit(s) recorded, 1 pending"})
 		wantHealth(t, lines, "OK", []string{"every recorded file holds what its history says"})

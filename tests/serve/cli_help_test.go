@@ -19,7 +19,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		t.Fatalf("mcpdiff help: exit %d\n%s", code, out)
 	}
 	flags := map[string][]string{
-		"status":  {"--conv ID", "--file PATH", "--status S", "--json", "--workspace DIR"},
+		"status":  {"--conv ID", "--file PATH", "--status S", "--json", "--health", "--workspace DIR"},
 		"show":    {"--workspace DIR"},
 		"accept":  {"--conv ID", "--file PATH", "--lines", "--force", "--json"},
 		"reject":  {"--conv ID", "--with-later", "--force", "--lines"},
