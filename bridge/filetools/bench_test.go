@@ -161,3 +161,45 @@ func medianOf(d []time.Duration) time.Duration {
 func benchTarget(k int) string {
 	return fmt.Sprintf("\tbenchTarget := \"version %d\" // the line the benchmark edits", k)
 }
+
+// BenchmarkReadTextFileKept is the server's own share of an agent's read of a
+// 10,000-line file it read before: read_text_file's handler as stdio serves it, the
+// file unchanged, so the kept reading answers (a stat, not a read). The client's
+// share (moving and decoding the 700 KB answer) is what scripts/bench-ts adds.
+func BenchmarkReadTextFileKept(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "big.go")
+	if err := os.WriteFile(path, testenv.CodeLines(10000), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(Config{Roots: []string{dir}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.bigTexts = &bigTexts{pending: map[string][]byte{}}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "read_text_file"
+	req.Params.Arguments = map[string]any{"path": path}
+	read := func() {
+		res, err := srv.readTextFile(context.Background(), req)
+		if err != nil || res.IsError {
+			b.Fatalf("read_text_file: %v %v", err, res.Content)
+		}
+		if _, ok := srv.bigTexts.escaped(res.Content[0].(mcp.TextContent).Text); !ok {
+			b.Fatal("the answer is not a kept big text")
+		}
+	}
+	// A read is kept once the file's identity has settled, a tick after its write.
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.readings.files == nil {
+		if time.Now().After(deadline) {
+			b.Fatal("the read of an unchanged file was never kept")
+		}
+		read()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		read()
+	}
+}

@@ -72,11 +72,12 @@ func (s *Server) readTextFile(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if err := r.Select(a.StartLine, a.EndLine); err != nil {
 		return fail(err), nil
 	}
-	if n := r.Len(); n > s.cfg.MaxRead {
+	n := r.Len() // a pass over every line shown: once
+	if n > s.cfg.MaxRead {
 		return fail(errorf("%s is too big to read at once (%d bytes of output, limit %d); read it in parts with start_line and end_line", a.Path, n, s.cfg.MaxRead)), nil
 	}
 	s.views.pushRead(viewKey(sessionID(ctx), f.Abs), r.Texts)
-	if s.bigTexts != nil && r.Len() >= bigTextFrom {
+	if s.bigTexts != nil && n >= bigTextFrom {
 		return mcp.NewToolResultText(s.bigTexts.addEscaped(s.readings.answer(kept, r))), nil
 	}
 	return mcp.NewToolResultText(r.String()), nil

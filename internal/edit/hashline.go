@@ -210,7 +210,8 @@ func (r *Reading) String() string {
 // quotes), in one pass over the lines: for a big file this is the whole answer's
 // bulk, and escaping String afterwards would read and copy it all again.
 func (r *Reading) AppendJSON(dst []byte) []byte {
-	dst = slices.Grow(dst, r.Len()+r.Len()/8)
+	size := r.Len() // a pass over the lines: once
+	dst = slices.Grow(dst, size+size/8)
 	if len(r.Texts) == 0 {
 		dst = jsonscan.AppendEscaped(dst, emptyFileNote)
 		dst = append(dst, `\n`...)
