@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/termsafe"
@@ -100,11 +99,7 @@ func storeFormat(storeDir string) int {
 	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 || f[0] != "mcpdiff-edit-history" {
-		return 0
-	}
-	v, _ := strconv.Atoi(f[1])
+	v, _ := history.FormatVersion(b)
 	return v
 }
 

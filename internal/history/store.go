@@ -216,6 +216,17 @@ func formatLine() string { return "mcpdiff-edit-history " + strconv.Itoa(formatV
 // shared parent folder (/tmp/.mcp) must not receive copies of our files.
 func ownedByMe(fi fs.FileInfo) bool { return workspace.OwnedByMe(fi) }
 
+// FormatVersion is the version a store's FORMAT file names ("mcpdiff-edit-history N");
+// false for any other text.
+func FormatVersion(text []byte) (int, bool) {
+	f := strings.Fields(string(text))
+	if len(f) != 2 || f[0] != "mcpdiff-edit-history" {
+		return 0, false
+	}
+	v, err := strconv.Atoi(f[1])
+	return v, err == nil
+}
+
 func checkFormat(files storeFiles) error {
 	dir := files.dir
 	b, err := files.readFile("FORMAT")
@@ -229,8 +240,8 @@ func checkFormat(files storeFiles) error {
 	if len(f) != 2 || f[0] != "mcpdiff-edit-history" {
 		return fmt.Errorf("%s/FORMAT is not an mcpdiff edit history (%q)", dir, strings.TrimSpace(string(b)))
 	}
-	v, err := strconv.Atoi(f[1])
-	if err != nil {
+	v, ok := FormatVersion(b)
+	if !ok {
 		return fmt.Errorf("%s/FORMAT has a bad version %q", dir, f[1])
 	}
 	if v > formatVersion {
