@@ -139,10 +139,10 @@ func connectionError(err error) error {
 // every call of lua/mcpdiff against.
 func (b *bridge) handlers() map[string]any {
 	return map[string]any{
-		"mcpdiff_accept": func(tab string, changed, empty bool, buf int, format luaFormat) {
-			b.editor.accept(tab, changed, empty, buf, format)
+		"mcpdiff_accept": func(buf int, changed, empty bool, format luaFormat) {
+			b.editor.accept(buf, changed, empty, format)
 		},
-		"mcpdiff_reject": func(tab string) { b.editor.reject(tab) },
+		"mcpdiff_reject": func(buf int) { b.editor.reject(buf) },
 		"mcpdiff_selection": func(params map[string]any) {
 			if s := b.ideServer(); s != nil {
 				s.Broadcast("selection_changed", params)
@@ -291,7 +291,6 @@ func (b *bridge) startServer(info neovimInfo) error {
 
 		NvimServer: info.Server,
 	})
-	b.editor.Answers = s
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("start the IDE server: %w", err)
 	}

@@ -16,23 +16,18 @@ import (
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 )
 
-// Answerer receives the user's answer to a diff (ide.Server implements it, and
-// keeps the only registry of open diffs: Neovim's side keeps none).
-type Answerer interface {
-	Answer(tabName string, accepted bool, text string)
-	AcceptProposal(tabName string)
-}
-
 // Editor implements ide.Editor on a Neovim that runs the mcpdiff Lua plugin.
-// Set Answers before the first OpenDiff.
 type Editor struct {
 	v    *nvimrpc.Nvim
 	logf func(format string, args ...any)
 
-	// Answers receives what the user answers in Neovim.
-	Answers Answerer
-
 	callTimeout time.Duration // bound on a call answering a user event
+
+	// The views shown, by proposal buffer: where Lua's answers go. The diffs
+	// themselves are the IDE server's (ide.Server keeps the only registry of them);
+	// a buffer number is never reused, so an answer reaches its own view only.
+	mu    sync.Mutex
+	views map[int]*view
 
 	life    context.Context // ends with Close: stops the background work below
 	endLife context.CancelFunc
@@ -49,6 +44,7 @@ func NewEditor(v *nvimrpc.Nvim, logf func(format string, args ...any)) *Editor {
 		v:           v,
 		logf:        logf,
 		callTimeout: 5 * time.Second,
+		views:       map[int]*view{},
 		life:        life,
 		endLife:     end,
 	}
@@ -69,10 +65,66 @@ type prepared struct {
 	Error string `msgpack:"error"`
 }
 
-// OpenDiff draws the proposal: Lua checks the file and makes the proposal buffer,
-// Go fills it with one nvim_buf_set_lines (no huge string split in Lua), Lua draws
-// the view. It returns once the view is drawn.
-func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
+// view is one proposal drawn in Neovim: Lua's view of tab whose proposal buffer is buf.
+type view struct {
+	e       *Editor
+	tab     string
+	buf     int
+	path    string
+	answers chan ide.Answer // buffered: the user's one answer
+}
+
+func (v *view) Answer() <-chan ide.Answer { return v.answers }
+
+// answer passes the user's answer on; a second one goes nowhere.
+func (v *view) answer(a ide.Answer) {
+	select {
+	case v.answers <- a:
+	default:
+	}
+}
+
+// Close tears the view down, firing McpDiffClosed.
+func (v *view) Close(ctx context.Context, how ide.Teardown) error {
+	v.e.forget(v)
+	reason := closedByClient
+	if how == ide.ClientWrites {
+		reason = closedAccepted
+	}
+	if err := closeView(ctx, v.e.v, "close the diff", v, reason); err != nil {
+		return fmt.Errorf("close the diff %q: %w", v.tab, err)
+	}
+	return nil
+}
+
+// Written reloads the file's buffers that have no unsaved changes: the client wrote
+// the accepted file (the IDE server waited for it).
+func (v *view) Written(ctx context.Context) error {
+	if _, err := reloadBuffers(ctx, v.e.v, []string{v.path}); err != nil {
+		return fmt.Errorf("reload %s: %w", v.path, err)
+	}
+	return nil
+}
+
+func (e *Editor) forget(v *view) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.views[v.buf] == v {
+		delete(e.views, v.buf)
+	}
+}
+
+// viewOf is the view whose proposal buffer is buf, or nil (closed meanwhile).
+func (e *Editor) viewOf(buf int) *view {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.views[buf]
+}
+
+// Show draws the proposal: Lua checks the file and makes the proposal buffer, Go
+// fills it with one nvim_buf_set_lines (no huge string split in Lua), Lua draws the
+// view. It returns once the view is drawn.
+func (e *Editor) Show(ctx context.Context, req ide.DiffRequest) (ide.View, error) {
 	lines, format := splitText(req.Contents)
 	luaReq := map[string]any{
 		"tab":      req.TabName,
@@ -85,16 +137,21 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 	var prep prepared
 	err := callLua(ctx, e.v, "prepare the diff", "diff.prepare", &prep, luaReq)
 	if err != nil {
-		return fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
+		return nil, fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
 	}
 	if prep.Error == "dirty" {
-		return &ide.ToolError{
+		return nil, &ide.ToolError{
 			Code:    -32000,
 			Message: "Cannot create diff: file has unsaved changes",
 			Data:    fmt.Sprintf("Please save (:w) or discard (:e!) changes to %s before creating diff", req.OldPath),
 		}
 	}
 	buf := nvimrpc.Buffer(prep.Buf)
+	// Known before it is drawn: the user may answer as soon as it is.
+	v := &view{e: e, tab: req.TabName, buf: prep.Buf, path: req.NewPath, answers: make(chan ide.Answer, 1)}
+	e.mu.Lock()
+	e.views[v.buf] = v
+	e.mu.Unlock()
 
 	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
@@ -112,10 +169,11 @@ func (e *Editor) OpenDiff(ctx context.Context, req ide.DiffRequest) error {
 		err = callLua(ctx, e.v, "draw the diff", "diff.show", nil, show...)
 	}
 	if err != nil {
-		e.dropHalfDrawn(req.TabName)
-		return fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
+		e.forget(v)
+		e.dropHalfDrawn(v)
+		return nil, fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
 	}
-	return nil
+	return v, nil
 }
 
 // closeReason is a `reason` of the User McpDiffClosed event that the Go side gives;
@@ -129,35 +187,24 @@ const (
 	closedFailed   closeReason = "failed"   // drawing it failed, or openDiff was cancelled meanwhile
 )
 
-// closeView tears down the view of tabName in Neovim, firing McpDiffClosed.
-func closeView(ctx context.Context, v *nvimrpc.Nvim, what, tabName string, reason closeReason) error {
-	return callLua(ctx, v, what, "diff.close", nil, tabName, string(reason))
+// closeView tears down view in Neovim (the one of its tab name whose proposal
+// buffer is its own: not a newer diff's), firing McpDiffClosed.
+func closeView(ctx context.Context, v *nvimrpc.Nvim, what string, view *view, reason closeReason) error {
+	return callLua(ctx, v, what, "diff.close", nil, view.tab, string(reason), view.buf)
 }
 
 // dropHalfDrawn removes what a failed OpenDiff left in Neovim, in the background: the
 // caller's ctx may be over, and OpenDiff must return with it.
-func (e *Editor) dropHalfDrawn(tabName string) {
+func (e *Editor) dropHalfDrawn(v *view) {
 	e.watches.Add(1)
 	go func() {
 		defer e.watches.Done()
 		ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
 		defer cancel()
-		if err := closeView(ctx, e.v, "drop the diff", tabName, closedFailed); err != nil {
+		if err := closeView(ctx, e.v, "drop the diff", v, closedFailed); err != nil {
 			e.logf("nvim: %v", err)
 		}
 	}()
-}
-
-// CloseDiff tears the view down.
-func (e *Editor) CloseDiff(ctx context.Context, tabName string, outcome ide.Teardown) error {
-	reason := closedByClient
-	if outcome == ide.ClientWrites {
-		reason = closedAccepted
-	}
-	if err := closeView(ctx, e.v, "close the diff", tabName, reason); err != nil {
-		return fmt.Errorf("close the diff %q: %w", tabName, err)
-	}
-	return nil
 }
 
 // luaFormat is a proposal's textFormat as Lua sends it back with an answer (as it
@@ -168,21 +215,22 @@ type luaFormat struct {
 	EOL  bool `msgpack:"eol"`
 }
 
-// accept answers FILE_SAVED: the exact proposal when the buffer is untouched, else
-// the lines of the proposal buffer buf in the proposal's format. empty: the buffer
-// holds no line at all (Neovim shows one empty line either way), which is the
-// empty text.
-func (e *Editor) accept(tabName string, changed, empty bool, buf int, lf luaFormat) {
-	if e.Answers == nil {
+// accept answers FILE_SAVED for the view of the proposal buffer buf: the exact
+// proposal when the buffer is untouched, else its lines in the proposal's format.
+// empty: the buffer holds no line at all (Neovim shows one empty line either way),
+// which is the empty text.
+func (e *Editor) accept(buf int, changed, empty bool, lf luaFormat) {
+	v := e.viewOf(buf)
+	if v == nil {
 		return
 	}
 	if !changed {
-		e.Answers.AcceptProposal(tabName)
+		v.answer(ide.Answer{AsProposed: true})
 		return
 	}
 	format := textFormat{crlf: lf.Dos, bom: lf.Bomb, finalNewline: lf.EOL}
 	if empty {
-		e.Answers.Answer(tabName, true, format.joinLines(nil))
+		v.answer(ide.Answer{Accepted: true, Text: format.joinLines(nil)})
 		return
 	}
 	ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
@@ -194,24 +242,16 @@ func (e *Editor) accept(tabName string, changed, empty bool, buf int, lf luaForm
 	})
 	if err != nil {
 		// Without the user's text, nothing must be written.
-		e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", tabName, err)
-		e.Answers.Answer(tabName, false, "")
+		e.logf("nvim: accept %q: %v; answering DIFF_REJECTED", v.tab, err)
+		v.answer(ide.Answer{})
 		return
 	}
-	e.Answers.Answer(tabName, true, format.joinLines(lines))
+	v.answer(ide.Answer{Accepted: true, Text: format.joinLines(lines)})
 }
 
-func (e *Editor) reject(tabName string) {
-	if e.Answers != nil {
-		e.Answers.Answer(tabName, false, "")
+// reject answers DIFF_REJECTED for the view of the proposal buffer buf.
+func (e *Editor) reject(buf int) {
+	if v := e.viewOf(buf); v != nil {
+		v.answer(ide.Answer{})
 	}
-}
-
-// Reload reloads path's buffers that have no unsaved changes: the client wrote the
-// file of an accepted diff (the IDE server waited for it).
-func (e *Editor) Reload(ctx context.Context, path string) error {
-	if _, err := reloadBuffers(ctx, e.v, []string{path}); err != nil {
-		return fmt.Errorf("reload %s: %w", path, err)
-	}
-	return nil
 }

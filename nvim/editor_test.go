@@ -51,15 +51,78 @@ func BenchmarkOpenDiff(b *testing.B) {
 			for i := range b.N {
 				tab := fmt.Sprintf("tab %d", i)
 				req := ide.DiffRequest{TabName: tab, OldPath: path, NewPath: path, Contents: prop.String()}
-				if err := e.OpenDiff(ctx, req); err != nil {
+				view, err := e.Show(ctx, req)
+				if err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				if err := e.CloseDiff(ctx, tab, ide.NothingWritten); err != nil {
+				if err := view.Close(ctx, ide.NothingWritten); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
 			}
 		})
+	}
+}
+
+// A view is its own proposal, whatever its tab name: a newer diff under the same tab
+// name neither takes the old view's answer nor is torn down by the old view's Close.
+func TestAViewAnswersAndClosesOnlyItself(t *testing.T) {
+	v := pluginNvim(t)
+	e := NewEditor(v, t.Logf)
+	defer e.Close()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(path, []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	show := func(contents string) *view {
+		t.Helper()
+		shown, err := e.Show(ctx, ide.DiffRequest{TabName: "tab", OldPath: path, NewPath: path, Contents: contents, Original: []byte("a\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return shown.(*view)
+	}
+	drawn := func() (bufs []int) {
+		t.Helper()
+		if err := v.ExecLua(`local out = {}
+for _, view in pairs(require("mcpdiff.diff.state").views) do table.insert(out, view.buf) end
+return out`, &bufs); err != nil {
+			t.Fatal(err)
+		}
+		return bufs
+	}
+	old := show("old\n")
+	newer := show("newer\n") // Lua replaced the old view under the same tab name
+	if got := drawn(); len(got) != 1 || got[0] != newer.buf {
+		t.Fatalf("views drawn: %v, want the newer one (%d)", got, newer.buf)
+	}
+
+	e.accept(old.buf, false, false, luaFormat{})
+	if a := testenv.Receive(t, old.Answer(), "the old view's answer"); !a.AsProposed {
+		t.Errorf("the old view's answer is %+v, want accepted as proposed", a)
+	}
+	if err := old.Close(ctx, ide.NothingWritten); err != nil {
+		t.Fatal(err)
+	}
+	if got := drawn(); len(got) != 1 || got[0] != newer.buf {
+		t.Fatalf("after the old view's Close, views drawn: %v, want the newer one (%d)", got, newer.buf)
+	}
+	select {
+	case a := <-newer.Answer():
+		t.Fatalf("the newer view got the old view's answer: %+v", a)
+	default:
+	}
+
+	e.reject(newer.buf)
+	if a := testenv.Receive(t, newer.Answer(), "the newer view's answer"); a.Accepted || a.AsProposed {
+		t.Errorf("the newer view's answer is %+v, want a rejection", a)
+	}
+	if err := newer.Close(ctx, ide.NothingWritten); err != nil {
+		t.Fatal(err)
+	}
+	if got := drawn(); len(got) != 0 {
+		t.Fatalf("views drawn after both closed: %v", got)
 	}
 }

@@ -245,7 +245,7 @@ func (c *client) handle(data []byte, env envelope) {
 			}
 		}
 	}()
-	if resp := c.server.answer(c, data, env); resp != nil {
+	if resp := c.server.respond(c, data, env); resp != nil {
 		c.write(resp)
 	}
 }

@@ -77,7 +77,7 @@ func TestOpenDiffRejectAnswersDiffRejected(t *testing.T) {
 	}
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
-		t.Errorf("CloseDiff %+v, want %s rejected", got, tabA)
+		t.Errorf("Close %+v, want %s rejected", got, tabA)
 	}
 }
 
@@ -100,7 +100,7 @@ func TestCloseTabWhilePendingRejectsTheDiff(t *testing.T) {
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
-		t.Errorf("CloseDiff %+v, want %s rejected", got, tabA)
+		t.Errorf("Close %+v, want %s rejected", got, tabA)
 	}
 	s.Answer(tabA, true, "too late") // a no-op now
 	if n := len(s.Status().Diffs); n != 0 {
@@ -119,11 +119,11 @@ func TestCloseTabTwiceIsIdempotent(t *testing.T) {
 	wantTexts(t, c.texts(first()), "TAB_CLOSED")
 	wantTexts(t, c.texts(second()), "TAB_CLOSED")
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, ClientWrites}) {
-		t.Errorf("CloseDiff %+v, want %s accepted", got, tabA)
+		t.Errorf("Close %+v, want %s accepted", got, tabA)
 	}
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
-	if n := countCalls(s.editor, "CloseDiff"); n != 1 {
-		t.Errorf("CloseDiff called %d times, want 1: %v", n, s.editor.callLog())
+	if n := countCalls(s.editor, "Close "); n != 1 {
+		t.Errorf("Close called %d times, want 1: %v", n, s.editor.callLog())
 	}
 }
 
@@ -168,7 +168,7 @@ func TestSameTabNameReplacesAPendingDiff(t *testing.T) {
 
 	wantTexts(t, c.texts(first()), "DIFF_REJECTED", tabA)
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
-		t.Errorf("CloseDiff %+v, want the replaced diff torn down as rejected", got)
+		t.Errorf("Close %+v, want the replaced diff torn down as rejected", got)
 	}
 	if req := s.editor.waitOpened(t); req.Contents != "second\n" {
 		t.Fatalf("second diff shows %q", req.Contents)
@@ -197,7 +197,7 @@ func TestCloseAllDiffTabsClosesOnlyOursAndStartsANewConversation(t *testing.T) {
 		{"✻ [Claude Code] s.txt (000002) ⧉", ClientWrites},
 	} {
 		if !closed[want] {
-			t.Errorf("CloseDiff calls %v lack %+v", closed, want)
+			t.Errorf("Close calls %v lack %+v", closed, want)
 		}
 	}
 	diffs := s.Status().Diffs
@@ -224,7 +224,7 @@ func TestDisconnectRejectsPendingDiffsAndKeepsSavedOnes(t *testing.T) {
 
 	c.conn.CloseNow()
 	if got := s.editor.waitClosed(t); got != (closeCall{"pending tab", NothingWritten}) {
-		t.Errorf("CloseDiff %+v, want the pending diff rejected", got)
+		t.Errorf("Close %+v, want the pending diff rejected", got)
 	}
 	s.logs.waitFor(t, "disconnected")
 	diffs := s.Status().Diffs
@@ -345,7 +345,7 @@ func TestOpenDiffEndsWhenTheRequestIsCancelled(t *testing.T) {
 	wait := c.openShown(s, writeFile(t, "a.txt", "a\n"), "b\n", tabA)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + c.lastID() + `}}`)
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
-		t.Errorf("CloseDiff %+v, want the cancelled diff rejected", got)
+		t.Errorf("Close %+v, want the cancelled diff rejected", got)
 	}
 	// mcp-go still answers a cancelled request; either answer is acceptable, as long
 	// as it is never FILE_SAVED or TAB_CLOSED.
@@ -370,14 +370,19 @@ func TestCloseTabWhileTheEditorIsStillDrawingClosesTheViewAfterwards(t *testing.
 	s.editor.setOpenGate(gate)
 	c := connectReady(t, s)
 	wait := c.callTool("openDiff", diffArgs(writeFile(t, "a.txt", "a\n"), "b\n", tabA))
-	waitForCall(t, s.editor, "OpenDiff "+tabA)
+	waitForCall(t, s.editor, "Show "+tabA)
 
 	wantTexts(t, c.texts(c.callTool("close_tab", map[string]any{"tab_name": tabA})()), "TAB_CLOSED")
-	s.editor.waitClosed(t) // came before the view exists
+	if n := countCalls(s.editor, "Close "); n != 0 {
+		t.Fatalf("Close called %d times before the view was drawn: %v", n, s.editor.callLog())
+	}
 	close(gate)
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
-		t.Errorf("CloseDiff %+v, want the view closed once it was drawn", got)
+		t.Errorf("Close %+v, want the view closed once it was drawn", got)
+	}
+	if n := countCalls(s.editor, "Close "); n != 1 {
+		t.Errorf("Close called %d times, want once: %v", n, s.editor.callLog())
 	}
 }
 

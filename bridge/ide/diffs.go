@@ -40,19 +40,17 @@ type diff struct {
 	conv    string
 	before  []byte // the old file when openDiff arrived
 	existed bool
-	answer  chan diffAnswer // buffered: the one answer to the waiting openDiff
+	answer  chan Answer // buffered: the one answer to the waiting openDiff
 
 	// Guarded by Server.mu.
 	status    diffStatus
 	final     string // the accepted text, once saved
 	settled   bool   // saved, and no longer waiting for the client to write the file
+	view      View   // once the editor has shown it
+	closeDue  bool   // teardown came while the editor was still drawing the view
+	closing   bool   // teardown has begun: the view is closed once
 	closed    bool   // the editor's view is torn down
 	reloadDue bool   // the client wrote the file while the view was open: reload after teardown
-}
-
-type diffAnswer struct {
-	accepted bool
-	text     string
 }
 
 // openDiffTool is openDiff as an mcp-go tool (the transport serves the real calls in
@@ -87,7 +85,7 @@ func (s *Server) openDiff(ctx context.Context, c *client, req DiffRequest) (acce
 		conv:    c.conversation(),
 		before:  before,
 		existed: existed,
-		answer:  make(chan diffAnswer, 1),
+		answer:  make(chan Answer, 1),
 	}
 	replaced, err := s.registerDiff(d)
 	if err != nil {
@@ -96,27 +94,40 @@ func (s *Server) openDiff(ctx context.Context, c *client, req DiffRequest) (acce
 	if replaced != nil {
 		s.teardown(replaced)
 	}
-	if err := s.editor.OpenDiff(ctx, req); err != nil {
+	view, err := s.editor.Show(ctx, req)
+	if err != nil {
 		s.unregisterDiff(d)
 		return false, "", asToolError(err, "Diff setup failed")
 	}
-	if s.tabFree(d) {
-		// close_tab or Stop closed it while the editor was still drawing it, so
-		// that teardown may have come first: close the view again. (If a newer diff
-		// took the tab name meanwhile, the view is that diff's: leave it.)
-		s.teardown(d)
+	if s.shown(d, view) {
+		s.teardown(d) // close_tab, a newer diff of the tab or Stop came while it was drawn
 	}
 
-	var a diffAnswer
-	select {
-	case a = <-d.answer:
-	case <-ctx.Done():
-		// Nobody can answer this diff any more. Reject it if it is still pending;
-		// either way its answer is then waiting in the channel.
-		s.closeDiffs(s.takeDiffs(func(x *diff) bool { return x == d && x.status == diffPending }))
-		a = <-d.answer
+	users := view.Answer()
+	for {
+		select {
+		case a := <-d.answer:
+			return a.Accepted, a.Text, nil
+		case a := <-users:
+			users = nil // at most one
+			s.answer(d, a)
+		case <-ctx.Done():
+			// Nobody can answer this diff any more. Reject it if it is still pending;
+			// either way its answer is then waiting in the channel.
+			s.closeDiffs(s.takeDiffs(func(x *diff) bool { return x == d && x.status == diffPending }))
+			a := <-d.answer
+			return a.Accepted, a.Text, nil
+		}
 	}
-	return a.accepted, a.text, nil
+}
+
+// shown gives d its view, and reports whether d's teardown came while the editor
+// was drawing it: then the caller tears it down now.
+func (s *Server) shown(d *diff, v View) (closeNow bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d.view = v
+	return d.closeDue
 }
 
 // diffRequestFrom checks openDiff's arguments; arg returns a required string argument
@@ -174,7 +185,7 @@ func (s *Server) registerDiff(d *diff) (replaced *diff, err error) {
 	}
 	replaced = s.diffs[d.req.TabName]
 	if replaced != nil {
-		s.resolveLocked(replaced, diffAnswer{})
+		s.resolveLocked(replaced, Answer{})
 	}
 	s.diffs[d.req.TabName] = d
 	return replaced, nil
@@ -189,21 +200,18 @@ func (s *Server) unregisterDiff(d *diff) {
 	}
 }
 
-// tabFree reports whether no diff holds d's tab name any more.
-func (s *Server) tabFree(d *diff) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.diffs[d.req.TabName] == nil
-}
-
 // resolveLocked answers a pending diff, once. It reports whether d was pending.
-func (s *Server) resolveLocked(d *diff, a diffAnswer) bool {
+func (s *Server) resolveLocked(d *diff, a Answer) bool {
 	if d.status != diffPending {
 		return false
 	}
-	if a.accepted {
-		d.status, d.final = diffSaved, a.text
-	} else {
+	switch {
+	case a.AsProposed:
+		a = Answer{Accepted: true, Text: d.req.Contents}
+		fallthrough
+	case a.Accepted:
+		d.status, d.final = diffSaved, a.Text
+	default:
 		d.status = diffRejected
 	}
 	d.answer <- a
@@ -218,7 +226,7 @@ func (s *Server) takeDiffs(match func(*diff) bool) []*diff {
 	var taken []*diff
 	for tab, d := range s.diffs {
 		if match(d) {
-			s.resolveLocked(d, diffAnswer{})
+			s.resolveLocked(d, Answer{})
 			delete(s.diffs, tab)
 			taken = append(taken, d)
 		}
@@ -242,19 +250,29 @@ func (s *Server) closeDiffs(diffs []*diff) {
 	}
 }
 
-// teardown asks the editor to close d's view, then reloads the file's buffers if
-// the client wrote it meanwhile. d has left pending (and Server.diffs) before, so
-// its status is final.
+// teardown closes d's view, once, then reloads the file's buffers if the client
+// wrote it meanwhile. d has left pending (and Server.diffs) before, so its status is
+// final. While the editor is still drawing the view, openDiff closes it once drawn.
 func (s *Server) teardown(d *diff) {
 	s.mu.Lock()
-	outcome := NothingWritten
+	if d.closing {
+		s.mu.Unlock()
+		return
+	}
+	if d.view == nil {
+		d.closeDue = true
+		s.mu.Unlock()
+		return
+	}
+	d.closing = true
+	view, how := d.view, NothingWritten
 	if d.status == diffSaved {
-		outcome = ClientWrites
+		how = ClientWrites
 	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), s.editorTimeout)
 	defer cancel()
-	if err := s.editor.CloseDiff(ctx, d.req.TabName, outcome); err != nil {
+	if err := view.Close(ctx, how); err != nil {
 		s.logf("ide: close diff %q: %v", d.req.TabName, err)
 	}
 	s.mu.Lock()
@@ -267,32 +285,13 @@ func (s *Server) teardown(d *diff) {
 	}
 }
 
-// Answer reports the user's answer to a pending diff: accepted (:w) with the exact
-// text to save, or rejected (the proposal was closed). Unknown or already answered
-// tabs are ignored.
-func (s *Server) Answer(tabName string, accepted bool, text string) {
-	s.answerDiff(tabName, func(*diff) diffAnswer { return diffAnswer{accepted: accepted, text: text} })
-}
-
-// AcceptProposal answers a pending diff accepted as proposed: FILE_SAVED with the
-// proposal's exact bytes, which only the server keeps.
-func (s *Server) AcceptProposal(tabName string) {
-	s.answerDiff(tabName, func(d *diff) diffAnswer { return diffAnswer{accepted: true, text: d.req.Contents} })
-}
-
-// answerDiff resolves the diff of tabName, if pending, with what answer makes of it
-// (under the lock, so the answer is the diff's own).
-func (s *Server) answerDiff(tabName string, answer func(*diff) diffAnswer) {
+// answer resolves d with the user's answer from its view, if d is still pending
+// (close_tab or a newer diff of the tab may have rejected it first).
+func (s *Server) answer(d *diff, a Answer) {
 	s.mu.Lock()
-	d := s.diffs[tabName]
-	var a diffAnswer
-	resolved := false
-	if d != nil && d.status == diffPending {
-		a = answer(d)
-		resolved = s.resolveLocked(d, a)
-	}
+	resolved := s.resolveLocked(d, a)
 	s.mu.Unlock()
-	if resolved && a.accepted {
+	if resolved && (a.Accepted || a.AsProposed) {
 		s.watchWrite(d)
 	}
 }

@@ -31,17 +31,18 @@ type closeCall struct {
 	outcome Teardown
 }
 
-// fakeEditor records every call and lets a test hold OpenDiff or fail it.
+// fakeEditor records every call and lets a test hold Show or fail it.
 type fakeEditor struct {
 	opened chan DiffRequest
 	closed chan closeCall
-	reload chan string   // paths Reload was called with (kept out of the call log)
+	reload chan string   // paths View.Written was called with (kept out of the call log)
 	called chan struct{} // a signal after every call, for waitForCall
 
 	mu       sync.Mutex
 	calls    []string
+	views    map[string]*fakeView // tab name → the latest view shown under it
 	openErr  error
-	openGate chan struct{} // when set, OpenDiff waits until it is closed
+	openGate chan struct{} // when set, Show waits until it is closed
 	queryFn  func(tool string, args map[string]any) (string, error)
 }
 
@@ -51,6 +52,7 @@ func newFakeEditor() *fakeEditor {
 		closed: make(chan closeCall, 100),
 		reload: make(chan string, 100),
 		called: make(chan struct{}, 1),
+		views:  map[string]*fakeView{},
 	}
 }
 
@@ -90,8 +92,8 @@ func (e *fakeEditor) callLog() []string {
 	return append([]string(nil), e.calls...)
 }
 
-func (e *fakeEditor) OpenDiff(ctx context.Context, req DiffRequest) error {
-	e.record("OpenDiff " + req.TabName)
+func (e *fakeEditor) Show(ctx context.Context, req DiffRequest) (View, error) {
+	e.record("Show " + req.TabName)
 	e.mu.Lock()
 	gate, openErr := e.openGate, e.openErr
 	e.mu.Unlock()
@@ -99,24 +101,50 @@ func (e *fakeEditor) OpenDiff(ctx context.Context, req DiffRequest) error {
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	if openErr != nil {
-		return openErr
+		return nil, openErr
 	}
+	v := &fakeView{e: e, req: req, answers: make(chan Answer, 1)}
+	e.mu.Lock()
+	e.views[req.TabName] = v
+	e.mu.Unlock()
 	e.opened <- req
+	return v, nil
+}
+
+// answer is the user's answer in the latest view shown under tab; a second answer,
+// or one to a tab never shown, goes nowhere.
+func (e *fakeEditor) answer(tab string, a Answer) {
+	e.mu.Lock()
+	v := e.views[tab]
+	e.mu.Unlock()
+	if v != nil {
+		select {
+		case v.answers <- a:
+		default:
+		}
+	}
+}
+
+type fakeView struct {
+	e       *fakeEditor
+	req     DiffRequest
+	answers chan Answer
+}
+
+func (v *fakeView) Answer() <-chan Answer { return v.answers }
+
+func (v *fakeView) Close(_ context.Context, how Teardown) error {
+	v.e.record(fmt.Sprintf("Close %s %d", v.req.TabName, how))
+	v.e.closed <- closeCall{tab: v.req.TabName, outcome: how}
 	return nil
 }
 
-func (e *fakeEditor) CloseDiff(_ context.Context, tab string, outcome Teardown) error {
-	e.record(fmt.Sprintf("CloseDiff %s %d", tab, outcome))
-	e.closed <- closeCall{tab: tab, outcome: outcome}
-	return nil
-}
-
-func (e *fakeEditor) Reload(_ context.Context, path string) error {
-	e.reload <- path
+func (v *fakeView) Written(context.Context) error {
+	v.e.reload <- v.req.NewPath
 	return nil
 }
 
@@ -213,6 +241,12 @@ type testServer struct {
 	*Server
 	editor *fakeEditor
 	logs   *logSink
+}
+
+// Answer is the user's answer in the view of tab: accepted with the text to save,
+// or rejected.
+func (s *testServer) Answer(tab string, accepted bool, text string) {
+	s.editor.answer(tab, Answer{Accepted: accepted, Text: text})
 }
 
 // startServer starts a server with a fake editor and its lock file in a temp dir.

@@ -119,7 +119,7 @@ func TestStopRejectsPendingDiffsClosesClientsPortAndLockFile(t *testing.T) {
 	}
 	wantTexts(t, c.texts(wait()), "DIFF_REJECTED", tabA)
 	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
-		t.Errorf("CloseDiff %+v, want the pending diff rejected", got)
+		t.Errorf("Close %+v, want the pending diff rejected", got)
 	}
 	var closeErr websocket.CloseError
 	if err := c.waitEnd(); !errors.As(err, &closeErr) || closeErr.Code != websocket.StatusGoingAway || closeErr.Reason != "Server shutting down" {

@@ -183,9 +183,9 @@ func (s *Server) adapt(run toolFunc) server.ToolHandlerFunc {
 	}
 }
 
-// answer handles one incoming message with mcp-go and returns the response to send,
+// respond handles one incoming message with mcp-go and returns the response to send,
 // or nil (notifications are never answered).
-func (s *Server) answer(c *client, data []byte, env envelope) any {
+func (s *Server) respond(c *client, data []byte, env envelope) any {
 	if name := env.Params.Name; env.Method == "tools/call" && env.hasID() && name != "" && !s.tools[name] {
 		// mcp-go would answer -32602; the protocol (and claudecode) say -32601.
 		return errorResponse(env.ID, &ToolError{Code: codeMethodNotFound, Message: "Tool not found: " + name})

@@ -9,9 +9,9 @@ import (
 )
 
 // writeWatch waits for the client to write an accepted diff: to record it, and to
-// have the editor reload the file's buffers. It is the one wait for that write. The
-// CLI, not the editor, writes the file: after the two close_tabs and the baseline
-// getDiagnostics.
+// tell the view, which reloads the file's buffers. It is the one wait for that
+// write. The CLI, not the editor, writes the file: after the two close_tabs and the
+// baseline getDiagnostics.
 type writeWatch struct {
 	d          *diff
 	seen       writeSeen
@@ -139,8 +139,9 @@ func (s *Server) checkWrite(w *writeWatch, force bool) bool {
 	return true
 }
 
-// written has the editor reload the file's buffers that have no unsaved changes,
-// once the view is closed (at once if it is, else when teardown closes it).
+// written tells the view the file was written (the editor reloads its buffers that
+// have no unsaved changes), once the view is closed: at once if it is, else when
+// teardown closes it.
 func (s *Server) written(d *diff) {
 	s.mu.Lock()
 	open := !d.closed
@@ -152,9 +153,12 @@ func (s *Server) written(d *diff) {
 }
 
 func (s *Server) reload(d *diff) {
+	s.mu.Lock()
+	view := d.view // an accepted diff has one: the answer came through it
+	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), s.editorTimeout)
 	defer cancel()
-	if err := s.editor.Reload(ctx, d.req.NewPath); err != nil {
+	if err := view.Written(ctx); err != nil {
 		s.logf("ide: reload %s: %v", d.req.NewPath, err)
 	}
 }

@@ -40,11 +40,13 @@ M.functions = {
     return require("mcpdiff.diff").show(tab, texts)
   end,
 
-  -- Tear a view down without answering (closeReason in nvim/editor.go).
+  -- Tear a view down without answering (closeReason in nvim/editor.go): the view of
+  -- tab whose proposal buffer is buf.
   ---@param tab string
   ---@param reason "accepted"|"closed"|"failed"
-  ["diff.close"] = function(tab, reason)
-    return require("mcpdiff.diff").close(tab, reason)
+  ---@param buf integer
+  ["diff.close"] = function(tab, reason, buf)
+    return require("mcpdiff.diff").close(tab, reason, buf)
   end,
 
   -- New pending hunks of open files, and the stores that changed.

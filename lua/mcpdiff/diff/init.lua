@@ -5,10 +5,11 @@
 -- The Go side drives it: prepare() checks the file and makes the proposal buffer, Go
 -- fills it with nvim_buf_set_lines, show() draws the view (in the inline layout with
 -- the texts to diff, which Go sends along). The user's answer goes back with
--- rpcnotify (mcpdiff_accept / mcpdiff_reject); close() tears the view down when the
--- IDE server is done with the diff. Every view owns one augroup, its buffers and its
--- windows, and teardown removes all of them. Hunk decisions (a range of
--- :McpDiffAccept / :McpDiffReject) change only the proposal buffer.
+-- rpcnotify (mcpdiff_accept / mcpdiff_reject, naming the view by its proposal
+-- buffer); close() tears the view down when the IDE server is done with the diff.
+-- Every view owns one augroup, its buffers and its windows, and teardown removes all
+-- of them. Hunk decisions (a range of :McpDiffAccept / :McpDiffReject) change only
+-- the proposal buffer.
 --
 -- This file is the view's life (prepare, show, the answer, close). The rest of
 -- diff/: window.lua where the view goes and what it gives back, side_by_side.lua
@@ -202,7 +203,7 @@ function accept_view(view)
   local changed = api.nvim_buf_get_changedtick(view.buf) ~= view.tick
   local empty = changed and hunks_mod.is_empty(view.buf)
   vim.bo[view.buf].modified = false
-  bridge.notify_go("mcpdiff_accept", view.tab, changed, empty, view.buf, view.format)
+  bridge.notify_go("mcpdiff_accept", view.buf, changed, empty, view.format)
   hint.show(view)
 end
 
@@ -212,7 +213,7 @@ function reject_view(view)
     return
   end
   view.status = "rejected"
-  bridge.notify_go("mcpdiff_reject", view.tab)
+  bridge.notify_go("mcpdiff_reject", view.buf)
   -- Not inside the BufUnload/WinClosed that got us here.
   vim.schedule(function()
     if views[view.tab] == view then
@@ -248,11 +249,16 @@ function M.answer(action, tab, range)
   end
 end
 
--- close tears a view down without answering (the IDE server already did).
-function M.close(tab, reason)
-  M.abort(tab)
+-- close tears a view down without answering (the IDE server already did). buf,
+-- when given, names the view by its proposal buffer: a newer diff of the same tab
+-- name is left alone.
+function M.close(tab, reason, buf)
+  local s = staged[tab]
+  if s and (buf == nil or s.buf == buf) then
+    M.abort(tab)
+  end
   local view = views[tab]
-  if not view then
+  if not view or (buf ~= nil and view.buf ~= buf) then
     return false
   end
   teardown(view, reason or "closed")
