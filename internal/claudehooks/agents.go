@@ -170,7 +170,33 @@ func decodeObject(data []byte, v any, who string) error {
 	return nil
 }
 
+// agentEvents names an agent's hook events: the one that brings the user's prompt
+// (none: "") and those before and after a tool call; missing is the error for an
+// input without an event.
+type agentEvents struct{ prompt, before, after, missing string }
+
+// phase sets c.Phase from the event's name; for an event the hooks do not use it
+// returns the ignored call to answer with instead.
+func (e agentEvents) phase(c *Call, name string) (*Call, error) {
+	switch {
+	case name == "":
+		return nil, errors.New(e.missing)
+	case name == e.prompt:
+		c.Phase = Prompt
+	case name == e.before:
+		c.Phase = Before
+	case name == e.after:
+		c.Phase = After
+	default:
+		return ignored(name, name+" events are not used; ignored"), nil
+	}
+	return nil, nil
+}
+
 // --- Codex ---
+
+var codexEvents = agentEvents{UserPromptSubmit, PreToolUse, PostToolUse,
+	"the hook input has no hook_event_name; is this Codex's hook input?"}
 
 func parseCodex(data []byte, _ string) (*Call, error) {
 	var ev struct {
@@ -187,18 +213,12 @@ func parseCodex(data []byte, _ string) (*Call, error) {
 		return nil, err
 	}
 	c := &Call{Event: ev.Name, Session: ev.SessionID, Turn: ev.TurnID, CallID: ev.ToolUseID, Cwd: ev.Cwd, Tool: ev.ToolName}
-	switch ev.Name {
-	case UserPromptSubmit:
-		c.Phase, c.Prompt = Prompt, ev.Prompt
+	if other, err := codexEvents.phase(c, ev.Name); other != nil || err != nil {
+		return other, err
+	}
+	if c.Phase == Prompt {
+		c.Prompt = ev.Prompt
 		return c, nil
-	case PreToolUse:
-		c.Phase = Before
-	case PostToolUse:
-		c.Phase = After
-	case "":
-		return nil, errors.New("the hook input has no hook_event_name; is this Codex's hook input?")
-	default:
-		return ignored(ev.Name, ev.Name+" events are not used; ignored"), nil
 	}
 	if ev.ToolName != "apply_patch" {
 		return ignored(ev.Name, ev.ToolName+" does not write files through a patch; ignored"), nil
@@ -213,6 +233,9 @@ func parseCodex(data []byte, _ string) (*Call, error) {
 
 // --- Gemini CLI ---
 
+var geminiEvents = agentEvents{"BeforeAgent", "BeforeTool", "AfterTool",
+	"the hook input has no hook_event_name; is this Gemini CLI's hook input?"}
+
 func parseGemini(data []byte, _ string) (*Call, error) {
 	var ev struct {
 		SessionID string          `json:"session_id"`
@@ -226,18 +249,12 @@ func parseGemini(data []byte, _ string) (*Call, error) {
 		return nil, err
 	}
 	c := &Call{Event: ev.Name, Session: ev.SessionID, Cwd: ev.Cwd, Tool: ev.ToolName}
-	switch ev.Name {
-	case "BeforeAgent":
-		c.Phase, c.Prompt = Prompt, ev.Prompt
+	if other, err := geminiEvents.phase(c, ev.Name); other != nil || err != nil {
+		return other, err
+	}
+	if c.Phase == Prompt {
+		c.Prompt = ev.Prompt
 		return c, nil
-	case "BeforeTool":
-		c.Phase = Before
-	case "AfterTool":
-		c.Phase = After
-	case "":
-		return nil, errors.New("the hook input has no hook_event_name; is this Gemini CLI's hook input?")
-	default:
-		return ignored(ev.Name, ev.Name+" events are not used; ignored"), nil
 	}
 	if ev.ToolName != "write_file" && ev.ToolName != "replace" {
 		return ignored(ev.Name, ev.ToolName+" does not write files; ignored"), nil
@@ -254,6 +271,10 @@ func parseGemini(data []byte, _ string) (*Call, error) {
 }
 
 // --- OpenCode (the events its mcpdiff plugin sends) ---
+
+// The plugin sends the prompt with each tool call: it has no event of its own.
+var openCodeEvents = agentEvents{"", "tool.execute.before", "tool.execute.after",
+	"the hook input has no hook_event_name; is this mcpdiff's OpenCode plugin?"}
 
 func parseOpenCode(data []byte, _ string) (*Call, error) {
 	var ev struct {
@@ -275,15 +296,8 @@ func parseOpenCode(data []byte, _ string) (*Call, error) {
 	if ev.Prompt.Text != "" {
 		c.Title = Title(ev.Prompt.Text)
 	}
-	switch ev.Name {
-	case "tool.execute.before":
-		c.Phase = Before
-	case "tool.execute.after":
-		c.Phase = After
-	case "":
-		return nil, errors.New("the hook input has no hook_event_name; is this mcpdiff's OpenCode plugin?")
-	default:
-		return ignored(ev.Name, ev.Name+" events are not used; ignored"), nil
+	if other, err := openCodeEvents.phase(c, ev.Name); other != nil || err != nil {
+		return other, err
 	}
 	switch ev.Tool {
 	case "edit", "write", "multiedit":
@@ -308,6 +322,9 @@ func parseOpenCode(data []byte, _ string) (*Call, error) {
 
 // --- Copilot CLI (its input names no event: the installed command line does) ---
 
+var copilotEvents = agentEvents{"userPromptSubmitted", "preToolUse", "postToolUse",
+	"the hook input is no Copilot CLI event (pass --event)"}
+
 func parseCopilot(data []byte, event string) (*Call, error) {
 	var ev struct {
 		SessionID  string          `json:"sessionId"`
@@ -331,21 +348,14 @@ func parseCopilot(data []byte, event string) (*Call, error) {
 		}
 	}
 	c := &Call{Event: event, Session: ev.SessionID, Cwd: ev.Cwd, Tool: ev.ToolName}
-	switch event {
-	case "userPromptSubmitted":
-		c.Phase = Prompt
+	if other, err := copilotEvents.phase(c, event); other != nil || err != nil {
+		return other, err
+	}
+	if c.Phase == Prompt {
 		if ev.Prompt != nil {
 			c.Prompt = *ev.Prompt
 		}
 		return c, nil
-	case "preToolUse":
-		c.Phase = Before
-	case "postToolUse":
-		c.Phase = After
-	case "":
-		return nil, errors.New("the hook input is no Copilot CLI event (pass --event)")
-	default:
-		return ignored(event, event+" events are not used; ignored"), nil
 	}
 	if ev.ToolName != "edit" && ev.ToolName != "create" {
 		return ignored(event, ev.ToolName+" does not write files; ignored"), nil

@@ -130,7 +130,7 @@ func trustCodexHooks(sf *settingsFile, e Env) ([]string, error) {
 	if b.String() == text {
 		return nil, nil
 	}
-	if err := writeFileAtomic(path, []byte(b.String())); err != nil {
+	if err := writeFileAtomic(path, []byte(b.String()), nil); err != nil {
 		return nil, err
 	}
 	return []string{fmt.Sprintf("trusted them in %s (%d trusted_hash entries: Codex runs no hook without one)", path, len(entries))}, nil
@@ -155,7 +155,7 @@ func untrustCodexHooks(sf *settingsFile, e Env) ([]string, error) {
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("remove %s: %w", path, err)
 		}
-	} else if err := writeFileAtomic(path, []byte(kept)); err != nil {
+	} else if err := writeFileAtomic(path, []byte(kept), nil); err != nil {
 		return nil, err
 	}
 	return []string{"removed their trusted_hash entries from " + path}, nil

@@ -52,7 +52,7 @@ func writePlugin(path, bin string) (bool, error) {
 	if err == nil && !strings.HasPrefix(string(old), pluginMarker) {
 		return false, fmt.Errorf("%s exists and is not mcpdiff's plugin; nothing was changed", path)
 	}
-	return true, writeFileAtomic(path, []byte(want))
+	return true, writeFileAtomic(path, []byte(want), nil)
 }
 
 // OpenCodeRunConfig is the configuration that gives one OpenCode run the plugin

@@ -184,31 +184,13 @@ func (f *settingsFile) write() (bool, error) {
 	if f.exists && bytes.Equal(data, f.data) {
 		return false, nil
 	}
-	dir := filepath.Dir(f.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, fmt.Errorf("create %s: %w", dir, err)
-	}
-	mode := fs.FileMode(0o644)
-	if info, err := os.Stat(f.path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(f.path)+".mcpdiff-"+hex.EncodeToString(r[:]))
-	err := workspace.WriteNew(tmp, data, mode, true)
-	if err == nil {
+	err := writeFileAtomic(f.path, data, func() error {
 		if now, rerr := os.ReadFile(f.path); (rerr == nil) != f.exists || !bytes.Equal(now, f.data) {
-			err = fmt.Errorf("it changed while mcpdiff was updating it; run this again")
+			return fmt.Errorf("it changed while mcpdiff was updating it; run this again")
 		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, f.path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return false, fmt.Errorf("write %s: %w (nothing was changed)", f.path, err)
-	}
-	return true, nil
+		return nil
+	})
+	return err == nil, err
 }
 
 // ScopeStatus says whether one settings file has the hooks.
@@ -329,8 +311,9 @@ func shellWords(s string) (words []string, ok bool) {
 }
 
 // writeFileAtomic replaces path with data (a temp file in the same folder, then a
-// rename), keeping its permissions, making its folder when needed.
-func writeFileAtomic(path string, data []byte) error {
+// rename), keeping its permissions, making its folder when needed. unchanged, when
+// given, is asked last, before the rename: its error leaves the file as it was.
+func writeFileAtomic(path string, data []byte, unchanged func() error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -343,6 +326,9 @@ func writeFileAtomic(path string, data []byte) error {
 	_, _ = rand.Read(r[:])
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+".mcpdiff-"+hex.EncodeToString(r[:]))
 	err := workspace.WriteNew(tmp, data, mode, true)
+	if err == nil && unchanged != nil {
+		err = unchanged()
+	}
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
@@ -371,7 +357,7 @@ func GeminiRunSettings(dir, bin string) (string, error) {
 		hooks.set(ev.name, &node{arr: true, array: []*node{f.entry(gemini, bin, ev)}})
 	}
 	sf.root.set("hooks", hooks)
-	if err := writeFileAtomic(sf.path, append(sf.root.encode(), '\n')); err != nil {
+	if err := writeFileAtomic(sf.path, append(sf.root.encode(), '\n'), nil); err != nil {
 		return "", err
 	}
 	return sf.path, os.Chmod(sf.path, 0o600)
