@@ -26,10 +26,11 @@ type Written struct {
 
 const (
 	// claimWait bounds how long ClaimWrites waits for a watch to record the write it
-	// is asked about. A record takes milliseconds; a longer one waits for a busy
-	// store, and then the hook records it (and the history's Commit.Once makes the
-	// two records one). Neovim waits for the answer, so it is kept short.
-	claimWait = 250 * time.Millisecond
+	// is asked about: a record takes milliseconds, more on a loaded machine; one that
+	// waits for a busy store is left to the hook (and the history's Commit.Once makes
+	// the two records one). It leaves the hook (which waits at most a second for
+	// Neovim) time to connect and hear the answer; Neovim waits for it too.
+	claimWait = 600 * time.Millisecond
 	// rememberFor and maxRemembered bound the memory of recorded writes: the hook
 	// asks within seconds of the write, or not at all.
 	rememberFor   = time.Minute

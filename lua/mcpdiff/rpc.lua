@@ -26,6 +26,14 @@ M.functions = {
     require("mcpdiff.bridge")._clients(n)
   end,
 
+  -- Claude Code's PostToolUse hook (`mcpdiff hook`, connected to this Neovim) asks
+  -- which of its writes the bridge accepted and recorded.
+  ---@param writes mcpdiff.Written[]
+  ---@return boolean[]?
+  ["bridge.claimed"] = function(writes)
+    return require("mcpdiff.bridge").claimed(writes)
+  end,
+
   -- openDiff, step 1: check the file, make the empty proposal buffer.
   ---@param req mcpdiff.DiffRequest
   ---@return {buf: integer, texts: true?}|{error: "dirty"}
