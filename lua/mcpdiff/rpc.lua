@@ -1,5 +1,6 @@
--- The Lua functions the Go side (`mcpdiff nvim`) calls, the one list of them. Go
--- calls them by name only through callLua in nvim/rpc.go:
+-- The Lua functions the Go side (`mcpdiff nvim`; `mcpdiff hook` for bridge.claimed)
+-- calls, the one list of them. Go calls them by name only through callLua in
+-- nvim/rpc.go:
 -- require("mcpdiff.rpc").call(name, ...); TestGoCallsOnlyTheseLuaFunctions checks
 -- that the names Go uses and the names listed here are the same set. Each entry
 -- requires its module when called, so loading this list loads nothing else.
