@@ -160,6 +160,7 @@ func (b *bridge) handlers() map[string]any {
 		"mcpdiff_pending": b.review.pending,
 		"mcpdiff_review":  b.review.list,
 		"mcpdiff_saved":   b.review.saved,
+		"mcpdiff_claimed": b.claimed,
 	}
 }
 

@@ -184,9 +184,9 @@ type fakeRecorder struct{ calls chan recordCall }
 
 func newFakeRecorder() *fakeRecorder { return &fakeRecorder{calls: make(chan recordCall, 100)} }
 
-func (r *fakeRecorder) RecordAccepted(conv, path string, before []byte, existed bool, after []byte) error {
+func (r *fakeRecorder) RecordAccepted(conv, path string, before []byte, existed bool, after []byte) (bool, error) {
 	r.calls <- recordCall{conv: conv, path: path, before: before, existed: existed, after: after}
-	return nil
+	return true, nil
 }
 
 // waitCall waits for the recorder to be called.

@@ -59,7 +59,8 @@ type Recorder interface {
 	// RecordAccepted is called once the client has written an accepted diff to disk
 	// (the file on disk equals the accepted text). conv is the conversation of the
 	// client's current turn. before is the file before the diff (existed=false for a new file).
-	RecordAccepted(conv, path string, before []byte, existed bool, after []byte) error
+	// recorded is false when the file has no history to record it in.
+	RecordAccepted(conv, path string, before []byte, existed bool, after []byte) (recorded bool, err error)
 }
 
 // Status is a snapshot of the server for status commands and health checks.
@@ -135,6 +136,7 @@ type Server struct {
 	life     context.Context // ends when Stop has closed every client
 	endLife  context.CancelFunc
 	tasks    sync.WaitGroup // HTTP serving and accepted-write watchers
+	claims   claims         // the writes recorded lately, for the hook's question (own lock)
 	mu       sync.Mutex     // guards everything below
 	state    serverState
 	http     *http.Server

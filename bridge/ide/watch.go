@@ -167,10 +167,16 @@ func (s *Server) record(d *diff, after []byte) {
 	if s.opts.Recorder == nil {
 		return
 	}
-	if err := s.opts.Recorder.RecordAccepted(d.conv, d.req.NewPath, d.before, d.existed, after); err != nil {
+	recorded, err := s.opts.Recorder.RecordAccepted(d.conv, d.req.NewPath, d.before, d.existed, after)
+	if err != nil {
 		s.logf("ide: record the accepted diff of %s: %v", d.req.NewPath, err)
 		return
 	}
+	if !recorded {
+		s.logf("ide: %s is outside the workspace and every edit history; its accepted diff is not recorded", d.req.NewPath)
+		return
+	}
+	s.claims.remember(d.req.NewPath, after, s.now()) // the hook asks whether it is ours
 	s.logf("ide: recorded the accepted diff of %s in conversation %s", d.req.NewPath, d.conv)
 }
 
@@ -184,6 +190,7 @@ func (s *Server) settle(d *diff) {
 		delete(s.diffs, d.req.TabName)
 	}
 	s.mu.Unlock()
+	s.claims.wake() // a hook waiting for this diff's record has its answer
 	if orphan {
 		s.teardown(d)
 	}

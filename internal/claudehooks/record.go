@@ -193,6 +193,9 @@ func post(ctx context.Context, c *Call, o Options, a *Agent) Result {
 			problems = append(problems, msg)
 		}
 	}
+	if a == claude {
+		leaveToBridge(byStore, o)
+	}
 	if len(byStore) > 0 {
 		conv, title := conversation(c, o, a)
 		if err := record(ctx, c, a, conv, title, byStore); err != nil {
@@ -223,7 +226,7 @@ func record(ctx context.Context, c *Call, a *Agent, conv, title string, byStore 
 			for _, ch := range changes {
 				paths = append(paths, ch.Path)
 			}
-			// Neovim may have recorded it already (a diff accepted there).
+			// A bridge that did not answer in time may have recorded it already.
 			return history.Commit{Conversation: conv, Title: title, Tool: c.Tool, Source: a.Source, Changes: changes, Once: history.RecordOnceWithin}
 		}
 		b := history.Batch{Store: g.store}

@@ -37,10 +37,11 @@ func (r *DiffRecorder) SetFolders(folders []string) {
 
 // RecordAccepted logs, as accepted, that path went from before (existed=false: it
 // did not exist) to after in conversation conv. The file is already on disk.
-func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed bool, after []byte) error {
+// recorded is false for a file outside the workspace folders and every store.
+func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed bool, after []byte) (recorded bool, err error) {
 	store, abs, err := r.storeFor(path)
 	if err != nil || store == nil {
-		return err
+		return false, err
 	}
 	op := Edit
 	if !existed {
@@ -52,7 +53,7 @@ func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed 
 		Once:    RecordOnceWithin, // Claude Code's PostToolUse hook may have recorded it
 		Status:  Accepted,
 	})
-	return err
+	return err == nil, err
 }
 
 // storeFor finds the store path's change goes to (see DiffRecorder).

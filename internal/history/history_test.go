@@ -693,15 +693,15 @@ func TestEditorRecorderLogsAcceptedDiffs(t *testing.T) {
 	w.writeRaw("a.txt", "old\n")
 	rec := NewDiffRecorder([]string{w.dir})
 	w.writeRaw("a.txt", "new\n") // Claude Code wrote the accepted text
-	if err := rec.RecordAccepted("conv_1_ab", w.abs("a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil {
-		t.Fatal(err)
+	if recorded, err := rec.RecordAccepted("conv_1_ab", w.abs("a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil || !recorded {
+		t.Fatalf("recorded %v, %v", recorded, err)
 	}
 	w.writeRaw("b.txt", "created\n")
-	if err := rec.RecordAccepted("conv_1_ab", w.abs("b.txt"), nil, false, []byte("created\n")); err != nil {
+	if _, err := rec.RecordAccepted("conv_1_ab", w.abs("b.txt"), nil, false, []byte("created\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.RecordAccepted("conv_1_ab", "/elsewhere/c.txt", nil, false, []byte("x")); err != nil {
-		t.Fatal(err)
+	if recorded, err := rec.RecordAccepted("conv_1_ab", "/elsewhere/c.txt", nil, false, []byte("x")); err != nil || recorded {
+		t.Fatalf("a file outside every workspace: recorded %v, %v", recorded, err)
 	}
 	list, _ := w.store.List(Filter{})
 	if len(list.Entries) != 2 || list.Entries[0].Source != SourceIDE || list.Entries[1].Operation != Create || list.Entries[0].ToolName != "openDiff" {
@@ -773,7 +773,7 @@ func TestEditorRecorderUsesTheNearestStoreAbove(t *testing.T) {
 	os.MkdirAll(sub, 0o755)
 	w.writeRaw("sub/a.txt", "new\n")
 	rec := NewDiffRecorder([]string{sub}) // the editor's cwd is the subfolder
-	if err := rec.RecordAccepted("conv_1_ab", filepath.Join(sub, "a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil {
+	if _, err := rec.RecordAccepted("conv_1_ab", filepath.Join(sub, "a.txt"), []byte("old\n"), true, []byte("new\n")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(sub, ".mcp")); err == nil {

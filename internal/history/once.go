@@ -4,8 +4,10 @@ import "time"
 
 // A change Claude Code made can reach the history twice: through the IDE bridge (a
 // diff accepted in the editor, recorded once the CLI wrote it) and through Claude
-// Code's PostToolUse hook. Whichever records first wins; the other finds its change
-// already recorded and skips it.
+// Code's PostToolUse hook. The owner is the bridge: the hook asks it first and does
+// not record what it claims. Once only covers the hook that got no answer in time
+// (a busy Neovim, a store locked for long) and so records the write too: whichever
+// of the two records comes second finds its change already recorded and skips it.
 
 // RecordOnceWithin is how recent a record of the very same change must be for a
 // second record of it (Commit.Once) to be skipped: the two come within seconds.

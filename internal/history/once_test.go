@@ -36,7 +36,7 @@ func TestOnceBridgeThenHook(t *testing.T) {
 	w.writeRaw("a.txt", "one\n")
 	r := NewDiffRecorder([]string{w.dir})
 	w.writeRaw("a.txt", "two\n")
-	if err := r.RecordAccepted("conv_ide", w.abs("a.txt"), []byte("one\n"), true, []byte("two\n")); err != nil {
+	if _, err := r.RecordAccepted("conv_ide", w.abs("a.txt"), []byte("one\n"), true, []byte("two\n")); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.recordWritten("claude_x_y", "a.txt", "one\n", "two\n", RecordOnceWithin); got != nil {
@@ -64,13 +64,13 @@ func TestOnceHookThenBridge(t *testing.T) {
 	w.writeRaw("a.txt", "one\n")
 	w.recordWritten("claude_x_y", "a.txt", "one\n", "two\n", RecordOnceWithin)
 	r := NewDiffRecorder([]string{w.dir})
-	if err := r.RecordAccepted("conv_ide", w.abs("a.txt"), []byte("one\n"), true, []byte("two\n")); err != nil {
+	if _, err := r.RecordAccepted("conv_ide", w.abs("a.txt"), []byte("one\n"), true, []byte("two\n")); err != nil {
 		t.Fatal(err)
 	}
 	w.wantOneAccepted() // the hook's pending entry, accepted
 	// A new file created through openDiff, the same.
 	w.recordWrittenNew("claude_x_y", "new.txt", "hi\n")
-	if err := r.RecordAccepted("conv_ide", w.abs("new.txt"), nil, false, []byte("hi\n")); err != nil {
+	if _, err := r.RecordAccepted("conv_ide", w.abs("new.txt"), nil, false, []byte("hi\n")); err != nil {
 		t.Fatal(err)
 	}
 	if n := w.count(); n != 2 {

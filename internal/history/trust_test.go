@@ -59,7 +59,7 @@ func TestForeignStoreIsInert(t *testing.T) {
 		t.Fatalf("open to record: %v", err)
 	}
 	rec := NewDiffRecorder([]string{w.dir})
-	if err := rec.RecordAccepted(c, w.abs("a.txt"), []byte("1\ntwo\n3\n"), true, []byte("x\n")); !errors.Is(err, ErrForeign) {
+	if _, err := rec.RecordAccepted(c, w.abs("a.txt"), []byte("1\ntwo\n3\n"), true, []byte("x\n")); !errors.Is(err, ErrForeign) {
 		t.Fatalf("openDiff recording: %v", err)
 	}
 	list, err := s.Review(context.Background(), Filter{})

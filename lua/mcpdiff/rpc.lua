@@ -1,5 +1,6 @@
--- The Lua functions the Go side (`mcpdiff nvim`) calls, the one list of them. Go
--- calls them by name only through callLua in nvim/rpc.go:
+-- The Lua functions the Go side (`mcpdiff nvim`; `mcpdiff hook` for bridge.claimed)
+-- calls, the one list of them. Go calls them by name only through callLua in
+-- nvim/rpc.go:
 -- require("mcpdiff.rpc").call(name, ...); TestGoCallsOnlyTheseLuaFunctions checks
 -- that the names Go uses and the names listed here are the same set. Each entry
 -- requires its module when called, so loading this list loads nothing else.
@@ -24,6 +25,14 @@ M.functions = {
   ---@param n integer
   ["bridge._clients"] = function(n)
     require("mcpdiff.bridge")._clients(n)
+  end,
+
+  -- Claude Code's PostToolUse hook (`mcpdiff hook`, connected to this Neovim) asks
+  -- which of its writes the bridge accepted and recorded.
+  ---@param writes mcpdiff.Written[]
+  ---@return boolean[]?
+  ["bridge.claimed"] = function(writes)
+    return require("mcpdiff.bridge").claimed(writes)
   end,
 
   -- openDiff, step 1: check the file, make the empty proposal buffer.

@@ -197,18 +197,19 @@ return 0`, &proposal)
 			t.Fatal("Claude Code did not tell the model that the user changed the proposal")
 		}
 		eventually(t, "the accepted diff to be recorded in the edit history", func() bool { return recorded(w.ws) == 1 }, tm.screen)
-		// The bridge has recorded it, or found it recorded by the hook: still one entry.
+		// The bridge has recorded it: one entry, the hook having left it to the bridge.
 		eventually(t, "the bridge to record the accepted diff", func() bool {
 			return strings.Contains(neovimState(v), "recorded the accepted diff")
 		}, state)
-		// What the user decided is what is recorded: accepted (not pending, whichever
-		// of the bridge and the hook recorded it first), with the bytes written.
+		// What the user decided is what is recorded: accepted (not pending), by the
+		// bridge that accepted it (the hook asked it, and did not record it again),
+		// with the bytes written.
 		entries := recordedEntries(w.ws)
 		if len(entries) != 1 {
 			t.Fatalf("an accepted diff is %d entries in the history, want 1", len(entries))
 		}
-		if e := entries[0]; e.Status != history.Accepted || e.HashAfter == nil || *e.HashAfter != testenv.SHA256(want) {
-			t.Fatalf("the accepted diff is recorded as %+v, want accepted with the bytes written (%q)", e, want)
+		if e := entries[0]; e.Status != history.Accepted || e.Source != history.SourceIDE || e.HashAfter == nil || *e.HashAfter != testenv.SHA256(want) {
+			t.Fatalf("the accepted diff is recorded as %+v, want accepted by the bridge (source ide) with the bytes written (%q)", e, want)
 		}
 		if out, err := exec.Command(testenv.Binary, "status", "--workspace", w.ws).CombinedOutput(); err != nil || strings.Contains(string(out), "pending") {
 			t.Fatalf("status after the accept: %v\n%s", err, out)

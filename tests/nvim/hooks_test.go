@@ -51,12 +51,20 @@ func (s *session) runHook(event string, env ...string) hookResult {
 }
 
 // preToolUse is Claude Code's PreToolUse input for an Edit of path.
-func preToolUse(cwd, path string) string {
-	b, _ := json.Marshal(map[string]any{
-		"session_id": "s1", "prompt_id": "p1", "cwd": cwd, "permission_mode": "auto",
-		"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "toolu_guard",
+func preToolUse(cwd, path string) string { return toolUse("PreToolUse", cwd, path, "toolu_guard") }
+
+// toolUse is Claude Code's input for event (PreToolUse or PostToolUse) of the Edit
+// of path with the tool_use_id id.
+func toolUse(event, cwd, path, id string) string {
+	ev := map[string]any{
+		"session_id": "s1", "prompt_id": "p1", "cwd": cwd, "permission_mode": "default",
+		"hook_event_name": event, "tool_name": "Edit", "tool_use_id": id,
 		"tool_input": map[string]any{"file_path": path, "old_string": "a", "new_string": "b"},
-	})
+	}
+	if event == "PostToolUse" {
+		ev["tool_response"] = map[string]any{"filePath": path, "originalFile": "a\n", "structuredPatch": []any{}, "userModified": false}
+	}
+	b, _ := json.Marshal(ev)
 	return string(b)
 }
 
@@ -207,5 +215,97 @@ func TestGuardNeovimGone(t *testing.T) {
 		if reason := denied(t, r); reason != "" || r.stderr != "" {
 			t.Fatalf("with no Neovim running: reason %q, stderr %q", reason, r.stderr)
 		}
+	})
+}
+
+// TestHookLeavesAcceptedDiffsToTheBridge: Claude Code in its manual mode shows an
+// edit as an openDiff; the user accepts it in Neovim, Claude Code writes the file and
+// runs its PostToolUse hook. The bridge records that write (accepted, source ide);
+// the hook, having asked the Neovim, does not. Every other write the hook records.
+func TestHookLeavesAcceptedDiffsToTheBridge(t *testing.T) {
+	start := time.Now()
+	exec.Command(testenv.Binary, "version").Run()
+	startup := time.Since(start) // a -race build takes a second to start
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		s.initStore()
+		c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs") // a new turn
+		entriesOf := func(path string) []historyEntry {
+			var out []historyEntry
+			for _, e := range s.historyEntries() {
+				if e.FilePath == path {
+					out = append(out, e)
+				}
+			}
+			return out
+		}
+		hook := func(event, path, id string) hookResult {
+			t.Helper()
+			r := s.runHook(toolUse(event, s.ws, path, id))
+			if r.code != 0 || r.stdout != "" || r.stderr != "" {
+				t.Fatalf("%s of %s: exit %d, stdout %q, stderr %q", event, path, r.code, r.stdout, r.stderr)
+			}
+			return r
+		}
+
+		subtest(t, s, c, "accepted in Neovim", func(t *testing.T) {
+			path := s.writeFile("accepted.txt", "a\n")
+			hook("PreToolUse", path, "toolu_accepted")
+			// Changed before the diff opens, so that a record by the hook could not pass
+			// for the bridge's (the history merges only records of the same change).
+			testenv.WriteFile(t, path, "a, changed\n")
+			s.acceptWithWrite(c, path, "b\n", tabName("accepted.txt", 1))
+			hook("PostToolUse", path, "toolu_accepted")
+			var got []historyEntry
+			eventually(t, "the bridge's record", func() bool { got = entriesOf(path); return len(got) > 0 })
+			if len(got) != 1 || got[0].Source != "ide" || got[0].Status != "accepted" {
+				t.Fatalf("the history holds %+v; want one entry, source ide, accepted", got)
+			}
+			if left, _ := os.ReadDir(filepath.Join(s.ws, ".mcp", "edit_history", "hooks")); len(left) != 0 {
+				t.Fatalf("the PreToolUse state was left behind: %v", left)
+			}
+		})
+
+		subtest(t, s, c, "written without a diff", func(t *testing.T) {
+			path := s.writeFile("auto.txt", "a\n")
+			hook("PreToolUse", path, "toolu_auto")
+			testenv.WriteFile(t, path, "b\n") // Claude Code's auto mode writes at once
+			hook("PostToolUse", path, "toolu_auto")
+			if got := entriesOf(path); len(got) != 1 || got[0].Source != "claude-code" || got[0].Status != "pending" {
+				t.Fatalf("the history holds %+v; want the hook's entry, pending", got)
+			}
+		})
+
+		subtest(t, s, c, "another text than the accepted one", func(t *testing.T) {
+			path := s.writeFile("other.txt", "a\n")
+			tab := tabName("other.txt", 2)
+			hook("PreToolUse", path, "toolu_other")
+			answer := c.OpenDiff(path, "b\n", tab)
+			s.waitViews(1)
+			s.cmd("w")
+			c.Texts(answer, "openDiff")
+			c.Texts(c.CallTool("close_tab", map[string]any{"tab_name": tab}), "close_tab")
+			testenv.WriteFile(t, path, "c\n")
+			hook("PostToolUse", path, "toolu_other")
+			if got := entriesOf(path); len(got) != 1 || got[0].Source != "claude-code" || got[0].Status != "pending" {
+				t.Fatalf("the history holds %+v; want the hook's entry of the write it saw", got)
+			}
+		})
+
+		subtest(t, s, c, "Neovim not answering", func(t *testing.T) {
+			path := s.writeFile("busy.txt", "a\n")
+			hook("PreToolUse", path, "toolu_busy")
+			testenv.WriteFile(t, path, "b\n")
+			if err := syscall.Kill(s.pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			r := s.runHook(toolUse("PostToolUse", s.ws, path, "toolu_busy"))
+			syscall.Kill(s.pid, syscall.SIGCONT)
+			if r.code != 0 || r.stdout != "" || r.took > 2*time.Second+startup {
+				t.Fatalf("PostToolUse with Neovim stopped: exit %d, stdout %q, stderr %q, took %v", r.code, r.stdout, r.stderr, r.took)
+			}
+			if got := entriesOf(path); len(got) != 1 || got[0].Source != "claude-code" {
+				t.Fatalf("the history holds %+v; want the hook's entry", got)
+			}
+		})
 	})
 }

@@ -167,6 +167,33 @@ func BenchmarkPreWithNeovim(b *testing.B) {
 	}
 }
 
+// BenchmarkPostWithNeovim: PostToolUse asks a running Neovim with mcpdiff's bridge
+// (claude in its terminal) whether the bridge recorded the write (an accepted diff),
+// then records it: what every edit costs once such a Neovim runs.
+func BenchmarkPostWithNeovim(b *testing.B) {
+	nvim := testenv.Neovims(b)[0]
+	for range b.N {
+		w := newHookWS(b)
+		n := testenv.ListenNeovim(b, nvim, w.dir, w.env)
+		err := n.ExecLua(`
+local root, bin = ...
+vim.opt.rtp:prepend(root)
+require("mcpdiff").setup({ bin = bin })
+return vim.wait(10000, function() return require("mcpdiff.bridge").info() ~= nil end, 1)`, nil, testenv.RepoRoot(), testenv.Binary)
+		if err != nil {
+			b.Fatalf("start the plugin: %v", err)
+		}
+		w.edit(b, 1000, "NVIM="+n.Sock)
+		var post []time.Duration
+		for i := range hookReps {
+			_, q := w.edit(b, i, "NVIM="+n.Sock)
+			post = append(post, q)
+		}
+		report(b, post)
+		record("PostToolUse of an Edit, 1,000-line file, asking one Neovim's bridge ($NVIM)", post, hookGoal)
+	}
+}
+
 // agentEvent is one agent's before or after event for the n-th edit of the file (line
 // n changes), as each CLI sends it (tests/clients drives the real CLIs).
 type agentEvent func(w *hookWS, after bool, n int) (args []string, input string)
