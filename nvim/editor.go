@@ -193,8 +193,8 @@ func closeView(ctx context.Context, v *nvimrpc.Nvim, what string, view *view, re
 	return callLua(ctx, v, what, "diff.close", nil, view.tab, string(reason), view.buf)
 }
 
-// dropHalfDrawn removes what a failed OpenDiff left in Neovim, in the background: the
-// caller's ctx may be over, and OpenDiff must return with it.
+// dropHalfDrawn removes what a failed Show left in Neovim, in the background: the
+// caller's ctx may be over, and Show must return with it.
 func (e *Editor) dropHalfDrawn(v *view) {
 	e.watches.Add(1)
 	go func() {

@@ -172,7 +172,7 @@ func TestLuaTypesNameWhatGoSends(t *testing.T) {
 		"mcpdiff.PendingChange": slices.Collect(maps.Keys(sent)),
 		"mcpdiff.ReviewList":    msgpackFields(reflect.TypeFor[reviewlist.List]()),
 		"mcpdiff.BridgeInfo":    {"port", "lock", "token", "version", "pid"},       // attach in bridge.go
-		"mcpdiff.DiffRequest":   {"tab", "path", "new_file", "dos", "bomb", "eol"}, // OpenDiff in editor.go
+		"mcpdiff.DiffRequest":   {"tab", "path", "new_file", "dos", "bomb", "eol"}, // Show in editor.go
 		"mcpdiff.DiffTexts":     {"orig", "prop"},
 		"mcpdiff.HunksUpdate":   {"files", "reload", "workspaces"}, // storesChanged in review.go
 	} {

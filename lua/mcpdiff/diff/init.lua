@@ -48,7 +48,7 @@ M.file_buffer = state.file_buffer
 
 local accept_view, reject_view
 
--- An openDiff as the Go side sends it to prepare (OpenDiff in nvim/editor.go).
+-- An openDiff as the Go side sends it to prepare (Show in nvim/editor.go).
 ---@class mcpdiff.DiffRequest
 ---@field tab string the tab name the client gave: the diff's key
 ---@field path string the file's absolute path
