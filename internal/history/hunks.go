@@ -123,8 +123,8 @@ func (s *Store) Hunks(path string) ([]Hunk, error) {
 
 // HunksOf returns the pending hunks of several files, reading the store once.
 func (s *Store) HunksOf(paths []string) (map[string][]Hunk, error) {
-	if err := s.Foreign(); err != nil {
-		return nil, err // nothing is replayed from it
+	if empty, err := s.replayable(); err != nil || empty {
+		return nil, err // nothing is replayed from a foreign store
 	}
 	snap, err := s.load()
 	if err != nil {
@@ -371,8 +371,8 @@ func ParseLineRanges(s string) ([]LineRange, error) {
 // PendingHunks returns the pending hunks of every file that has pending edits, by
 // path, reading the store once.
 func (s *Store) PendingHunks() (map[string][]Hunk, error) {
-	if err := s.Foreign(); err != nil {
-		return nil, err // nothing is replayed from it
+	if empty, err := s.replayable(); err != nil || empty {
+		return nil, err // nothing is replayed from a foreign store
 	}
 	snap, err := s.load()
 	if err != nil {

@@ -127,6 +127,19 @@ func (s *Store) signedIdentity() (storeIdentity, error) {
 	return t.id, t.err
 }
 
+// replayable returns nil when pending hunks may be read from the store: it is this
+// user's. A store another process is making at this moment (it holds only what Open
+// makes, identity.json not written yet) is reported empty instead of foreign, so
+// that a reader racing its creation does not call it "not yours"; it has nothing to
+// replay either way. Listings still warn about it (List, Review).
+func (s *Store) replayable() (empty bool, err error) {
+	err = s.Foreign()
+	if errors.Is(err, ErrForeign) && !s.files.exists(identityName) && s.fresh() {
+		return true, nil
+	}
+	return false, err
+}
+
 func (s *Store) foreign(reason string) error {
 	return &ForeignError{Workspace: s.workspace.Path(), Reason: reason}
 }

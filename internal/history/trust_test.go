@@ -124,6 +124,32 @@ func TestEmptyStoreFolderIsClaimed(t *testing.T) {
 	}
 }
 
+// A store another process is making (its folders made, its identity not yet
+// written) has no pending hunks for a reader that races it, and is not called "not
+// yours"; one that holds anything without an identity still is.
+func TestStoreBeingMadeReadsAsEmpty(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, ".mcp", "edit_history")
+	for _, d := range []string{"logs", "diffs", "checkpoints", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(store, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(store, "FORMAT"), []byte(formatLine()), 0o600)
+	s := reopen(t, dir)
+	if hunks, err := s.HunksOf([]string{filepath.Join(dir, "a.txt")}); err != nil || len(hunks) != 0 {
+		t.Fatalf("HunksOf = %v, %v; want none, no error", hunks, err)
+	}
+	if hunks, err := s.PendingHunks(); err != nil || len(hunks) != 0 {
+		t.Fatalf("PendingHunks = %v, %v; want none, no error", hunks, err)
+	}
+
+	os.WriteFile(filepath.Join(store, "logs", "c.jsonl"), []byte("{}\n"), 0o600)
+	if _, err := s.PendingHunks(); !errors.Is(err, ErrForeign) {
+		t.Fatalf("an unsigned store holding a log replayed: %v", err)
+	}
+}
+
 // A copy of the workspace reads the paths recorded in the original as its own, and
 // so does a copy of the copy after it recorded edits of its own.
 func TestCopiedStoreReadsPathsAsItsOwn(t *testing.T) {
