@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/internal/edit"
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
@@ -52,9 +51,9 @@ type claims struct {
 	changed chan struct{}   // closed (and replaced) when a watch records or settles
 }
 
-// remember notes that the server recorded path (absolute) with after in it.
-func (c *claims) remember(path string, after []byte, now time.Time) {
-	w := recordedWrite{path: history.RealPath(path), hash: edit.FileHash(after), at: now}
+// remember notes that the server recorded path (absolute) with the text of hash in it.
+func (c *claims) remember(path, hash string, now time.Time) {
+	w := recordedWrite{path: history.RealPath(path), hash: hash, at: now}
 	w.stamp = workspace.StatStamp(w.path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -146,16 +145,16 @@ func (s *Server) ClaimWrites(writes []Written) []bool {
 // of hash.
 func (s *Server) watchesFor(path, hash string) bool {
 	s.mu.Lock()
-	var ds []*diff
+	var ws []*writeWatch
 	for w := range s.watches {
 		if !w.d.settled {
-			ds = append(ds, w.d)
+			ws = append(ws, w)
 		}
 	}
 	s.mu.Unlock()
 	// A saved diff's final text no longer changes: it is read without the lock.
-	for _, d := range ds {
-		if history.RealPath(d.req.NewPath) == path && edit.FileHash([]byte(d.final)) == hash {
+	for _, w := range ws {
+		if history.RealPath(w.d.req.NewPath) == path && w.finalHash() == hash {
 			return true
 		}
 	}

@@ -3,8 +3,10 @@ package ide
 import (
 	"context"
 	"os"
+	"sync"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/edit"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -17,6 +19,9 @@ type writeWatch struct {
 	seen       writeSeen
 	poke       chan struct{} // "look now": a close_tab or getDiagnostics arrived
 	superseded chan struct{} // closed (under Server.mu) when a new diff of the file opens
+	// finalHash is the accepted text's hash, made once: for the claims of the hook's
+	// questions (claims.go), which may ask while the watch waits and after it recorded.
+	finalHash func() string
 }
 
 // writeSeen tells, look by look, when the client has written a file it accepted
@@ -69,7 +74,8 @@ func (s *Server) watchWrite(d *diff) {
 		s.settle(d)
 		return
 	}
-	w := &writeWatch{d: d, seen: newWriteSeen(d.req.NewPath, d.final), poke: make(chan struct{}, 1), superseded: make(chan struct{})}
+	w := &writeWatch{d: d, seen: newWriteSeen(d.req.NewPath, d.final), poke: make(chan struct{}, 1), superseded: make(chan struct{}),
+		finalHash: sync.OnceValue(func() string { return edit.FileHash([]byte(d.final)) })}
 	s.mu.Lock()
 	if s.state != stateRunning {
 		s.mu.Unlock()
@@ -134,7 +140,7 @@ func (s *Server) checkWrite(w *writeWatch, force bool) bool {
 	if !holds {
 		return false
 	}
-	s.record(w.d, []byte(w.d.final))
+	s.record(w)
 	s.settle(w.d)
 	return true
 }
@@ -163,11 +169,13 @@ func (s *Server) reload(d *diff) {
 	}
 }
 
-func (s *Server) record(d *diff, after []byte) {
+// record records the accepted text w's file now holds.
+func (s *Server) record(w *writeWatch) {
 	if s.opts.Recorder == nil {
 		return
 	}
-	recorded, err := s.opts.Recorder.RecordAccepted(d.conv, d.req.NewPath, d.before, d.existed, after)
+	d := w.d
+	recorded, err := s.opts.Recorder.RecordAccepted(d.conv, d.req.NewPath, d.before, d.existed, []byte(d.final))
 	if err != nil {
 		s.logf("ide: record the accepted diff of %s: %v", d.req.NewPath, err)
 		return
@@ -176,7 +184,7 @@ func (s *Server) record(d *diff, after []byte) {
 		s.logf("ide: %s is outside the workspace and every edit history; its accepted diff is not recorded", d.req.NewPath)
 		return
 	}
-	s.claims.remember(d.req.NewPath, after, s.now()) // the hook asks whether it is ours
+	s.claims.remember(d.req.NewPath, w.finalHash(), s.now()) // the hook asks whether it is ours
 	s.logf("ide: recorded the accepted diff of %s in conversation %s", d.req.NewPath, d.conv)
 }
 
