@@ -70,12 +70,12 @@ func examineStore(dir, wd string) storeHealth {
 	}
 	h.Store = storeDir
 	h.Format = storeFormat(storeDir)
-	h.Writable = writable(storeDir)
 	store, err := openStore(h.Workspace)
 	if err != nil {
 		h.Error = err.Error()
 		return h
 	}
+	h.Writable = store.Writable()
 	list, err := store.Review(context.Background(), history.Filter{})
 	if err != nil {
 		h.Error = err.Error()
@@ -101,21 +101,6 @@ func storeFormat(storeDir string) int {
 	}
 	v, _ := history.FormatVersion(b)
 	return v
-}
-
-// writable tells whether this process can create files in dir, by creating one (in
-// its tmp/ folder when it has one, where no watcher of the store looks) and
-// removing it again: permissions, ACLs and read-only mounts all answer alike.
-func writable(dir string) bool {
-	if fi, err := os.Stat(filepath.Join(dir, "tmp")); err == nil && fi.IsDir() {
-		dir = filepath.Join(dir, "tmp")
-	}
-	f, err := os.CreateTemp(dir, ".writable-*")
-	if err != nil {
-		return false
-	}
-	f.Close()
-	return os.Remove(f.Name()) == nil
 }
 
 // writeHealth prints h for people, in the words :checkhealth mcpdiff uses.

@@ -204,6 +204,10 @@ func (s *Store) KeepSpares() { s.files.spares.keepUp() }
 // reports whether it did: a workspace.Tx stages its writes there.
 func (s *Store) TakeTemp(name string) bool { return s.files.spares.take("tmp/"+name, false) }
 
+// Writable tells whether this process can create files in the store (a check for
+// `mcpdiff health`: it creates one and removes it).
+func (s *Store) Writable() bool { return s.files.writable() }
+
 // Workspace is the workspace folder the store belongs to.
 func (s *Store) Workspace() string { return s.workspace.Path() }
 

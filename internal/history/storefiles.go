@@ -257,6 +257,26 @@ func (f storeFiles) writeAtomic(name string, data []byte) error {
 	return nil
 }
 
+// writable tells whether this process can create files in the store: it creates
+// one in tmp/, where its writes are staged (in the store's own folder when there is
+// no tmp/ yet), and removes it. Through the store's root: a planted tmp/ that links
+// out of the store is not written through, and the store is not writable.
+func (f storeFiles) writable() bool {
+	dir := "tmp/"
+	if _, err := f.root.Lstat("tmp"); errors.Is(err, fs.ErrNotExist) {
+		dir = ""
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := dir + ".writable-" + hex.EncodeToString(b[:])
+	file, err := f.openFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return false
+	}
+	file.Close()
+	return f.root.Remove(name) == nil
+}
+
 // writeNoReplace writes name through a temp file that is linked into place: a name
 // that exists already (another process wrote it first) is left as it is, and the
 // error is fs.ErrExist.

@@ -243,3 +243,31 @@ func TestOffLimits(t *testing.T) {
 		}
 	}
 }
+
+// The writability check leaves nothing behind, and does not write through a tmp/
+// that a planted store links out of itself.
+func TestWritableStaysInTheStore(t *testing.T) {
+	w := newWS(t)
+	if !w.store.Writable() {
+		t.Fatal("a new store is not writable")
+	}
+	if names, _ := os.ReadDir(filepath.Join(w.store.dir, "tmp")); len(names) != 0 {
+		t.Fatalf("left in tmp/: %v", names)
+	}
+
+	outside := t.TempDir()
+	tmp := filepath.Join(w.store.dir, "tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, tmp); err != nil {
+		t.Fatal(err)
+	}
+	s := reopen(t, w.dir)
+	if s.Writable() {
+		t.Fatal("writable through a tmp/ that links out of the store")
+	}
+	if names, _ := os.ReadDir(outside); len(names) != 0 {
+		t.Fatalf("written outside the store: %v", names)
+	}
+}
