@@ -99,6 +99,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"accept", ids[0][:8]}, 0, ""},
 		{[]string{ids[1][:8], "--json"}, 2, ""}, // an id is not a command
+		// A file without history (a typo, or not yet recorded) is not "already decided".
+		{[]string{"reject", "--file", "typo.txt"}, 1, strings.ToLower("no recorded edits of " + s.Path("typo.txt"))},
+		{[]string{"accept", "--file", "typo.txt"}, 1, strings.ToLower("no recorded edits of " + s.Path("typo.txt"))},
 	}
 	for _, tc := range cases {
 		out, errOut, code := cliSplit(t, s.dir, tc.args...)
