@@ -166,6 +166,11 @@ func readOldFile(path string) (data []byte, existed bool, err error) {
 		return nil, false, &ToolError{Code: codeToolFailed, Message: "Cannot open diff",
 			Data: fmt.Sprintf("old_file_path %s is a folder; openDiff compares a file with its proposed contents", path)}
 	}
+	if err == nil && !info.Mode().IsRegular() {
+		// A FIFO would block the read until a writer came; a device may never end it.
+		return nil, false, &ToolError{Code: codeToolFailed, Message: "Cannot open diff",
+			Data: fmt.Sprintf("old_file_path %s is not a regular file (%v); openDiff compares a file with its proposed contents", path, info.Mode().Type())}
+	}
 	if err == nil {
 		data, err = os.ReadFile(path)
 	}

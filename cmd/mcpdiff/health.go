@@ -93,9 +93,19 @@ func examineStore(dir, wd string) storeHealth {
 }
 
 // storeFormat is the version in the store's FORMAT file ("mcpdiff-edit-history N"),
-// 0 when it has none (yet) or another text.
+// 0 when it has none (yet), another text, or is no regular file: a FIFO would block
+// the read, a link to a device never end it (opening the store then says what it is).
 func storeFormat(storeDir string) int {
-	b, err := os.ReadFile(filepath.Join(storeDir, "FORMAT"))
+	path := filepath.Join(storeDir, "FORMAT")
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64)) // "mcpdiff-edit-history N\n"
 	if err != nil {
 		return 0
 	}

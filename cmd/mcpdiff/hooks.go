@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
+	"github.com/mcpdiff/mcpdiff/internal/termsafe"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
 )
 
@@ -118,10 +119,10 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 				done, err = claudehooks.UninstallAgent(a, s, env)
 			}
 			for _, d := range done {
-				fmt.Fprintf(stdout, "%s: %s\n", a.Label, d)
+				fmt.Fprintf(stdout, "%s: %s\n", a.Label, termsafe.Escape(d))
 			}
 			if err != nil {
-				fmt.Fprintf(stderr, "mcpdiff hooks %s --agent %s: %v\n", action, a.Name, err)
+				fmt.Fprintf(stderr, "mcpdiff hooks %s --agent %s: %s\n", action, a.Name, termsafe.Escape(err.Error()))
 				code = exitRefused
 			}
 		}
@@ -231,13 +232,13 @@ func printHooksStatus(r claudehooks.Report, asJSON bool, stdout io.Writer) int {
 		return exitOK
 	}
 	for _, st := range r.Scopes {
-		fmt.Fprintf(stdout, "%-8s %s: %s\n", st.Scope, st.Path, scopeState(st))
+		fmt.Fprintf(stdout, "%-8s %s: %s\n", st.Scope, termsafe.Escape(st.Path), termsafe.Escape(scopeState(st)))
 	}
 	switch {
 	case r.Active:
 		fmt.Fprintln(stdout, "active: Claude Code started here records its edits in the edit history")
 	case r.Disabled != "":
-		fmt.Fprintf(stdout, "not active: %s sets disableAllHooks\n", r.Disabled)
+		fmt.Fprintf(stdout, "not active: %s sets disableAllHooks\n", termsafe.Escape(r.Disabled))
 	default:
 		fmt.Fprintln(stdout, "not active: run `mcpdiff hooks install` (or start Claude Code with :McpDiffClaude in Neovim, which passes them itself)")
 	}
@@ -247,10 +248,10 @@ func printHooksStatus(r claudehooks.Report, asJSON bool, stdout io.Writer) int {
 func printAgentStatus(r claudehooks.AgentReport, stdout io.Writer) {
 	fmt.Fprintf(stdout, "%s:\n", r.Label)
 	for _, st := range r.Scopes {
-		fmt.Fprintf(stdout, "  %-8s %s: %s\n", st.Scope, st.Path, scopeState(st))
+		fmt.Fprintf(stdout, "  %-8s %s: %s\n", st.Scope, termsafe.Escape(st.Path), termsafe.Escape(scopeState(st)))
 	}
 	for _, g := range r.Gates {
-		fmt.Fprintf(stdout, "  closed: %s; to open it: %s\n", g.Problem, g.Fix)
+		fmt.Fprintf(stdout, "  closed: %s; to open it: %s\n", termsafe.Escape(g.Problem), termsafe.Escape(g.Fix))
 	}
 	if r.Active {
 		fmt.Fprintf(stdout, "  active: %s started here records its edits in the edit history\n", r.Label)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Check compares every file the history knows with its last recorded state and
@@ -180,13 +181,14 @@ func (s *Store) holdsRecorded(path string, exists bool, hash string) (bool, *onD
 		return false, nil, err
 	}
 	fi, err := s.workspace.Lstat(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return !exists, &onDisk{}, nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, workspace.ErrNotDir):
+		return !exists, &onDisk{}, nil // a folder on the way that is a file now: no file here either
+	case errors.Is(err, workspace.ErrOutside), errors.Is(err, workspace.ErrSymlinkLoop):
+		return false, nil, nil // a folder on the way is a symlink now: no file of the workspace here
+	case err != nil:
 		return false, nil, err
-	}
-	if !fi.Mode().IsRegular() {
+	case !fi.Mode().IsRegular():
 		return false, nil, nil
 	}
 	if !exists {

@@ -182,6 +182,16 @@ func takeAlong(c *ConflictError, next map[string]verdict, out *Outcome) bool {
 	return grew
 }
 
+// hasHistory says whether an entry of snap names path, as its file or as a move's source.
+func hasHistory(snap *snapshot, path string) bool {
+	for _, e := range snap.entries {
+		if e.FilePath == path || e.from() == path {
+			return true
+		}
+	}
+	return false
+}
+
 // decisions resolves a selection into the new verdict of every entry it changes.
 func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome) (map[string]verdict, []*Entry, error) {
 	next := map[string]verdict{}
@@ -200,6 +210,10 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 	}
 	for _, e := range picked {
 		decide(e, verdict{status: to})
+	}
+	if sel.File != "" && !hasHistory(snap, sel.File) {
+		// Said plainly: "nothing to do, already decided" would misstate a typo.
+		return nil, nil, fmt.Errorf("%w of %s (`mcpdiff status` lists the files with history)", ErrNoHistory, sel.File)
 	}
 	refs := append([]HunkRef(nil), sel.Hunks...)
 	switch {

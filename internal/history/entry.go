@@ -222,12 +222,37 @@ func (s *Store) load() (*snapshot, error) {
 		}
 	}
 	snap.warnings = append(snap.warnings, warn...)
+	snap.invalidateSharedIDs()
 	bySeq := func(es []*Entry) {
 		sort.SliceStable(es, func(i, j int) bool { return es[i].Seq < es[j].Seq })
 	}
 	bySeq(snap.entries)
 	bySeq(snap.invalid)
 	return snap, nil
+}
+
+// invalidateSharedIDs makes invalid every entry whose edit id another entry has too
+// (mcpdiff never writes two, so the store was damaged or planted): a decision on that
+// id would decide them all, whichever conversation they are in.
+func (snap *snapshot) invalidateSharedIDs() {
+	count := make(map[string]int, len(snap.entries))
+	for _, e := range snap.entries {
+		count[e.EditID]++
+	}
+	if len(count) == len(snap.entries) {
+		return
+	}
+	kept := snap.entries[:0]
+	for _, e := range snap.entries {
+		if count[e.EditID] == 1 {
+			kept = append(kept, e)
+			continue
+		}
+		e.invalid = "another entry has its edit id"
+		snap.invalid = append(snap.invalid, e)
+		snap.invalidNotes = append(snap.invalidNotes, fmt.Sprintf("edit %s (logs/%s.log) is invalid: %s; no decision acts on it", short(e.EditID), e.ConversationID, e.invalid))
+	}
+	snap.entries = kept
 }
 
 // skip notes a store file that could not be read because it is not a file.

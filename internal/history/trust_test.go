@@ -219,6 +219,29 @@ func TestInconsistentHistoryIsRefused(t *testing.T) {
 	}
 }
 
+// Two entries under one edit id (a log copied into another conversation's, or
+// planted) are not one edit: deciding that id would decide both, in both
+// conversations. Both are invalid, and the file's history no longer adds up.
+func TestEditIDOfTwoEntriesIsInvalid(t *testing.T) {
+	w, c := oneFile(t, "a.txt", "1\n2\n3\n")
+	e := w.edit(c, "a.txt", "one\n2\n3\n")
+	c2 := NewConversationID()
+	other := w.edit(c2, "a.txt", "one\n2\nthree\n")
+	log := filepath.Join(w.store.dir, "logs", c2+".log")
+	b, _ := os.ReadFile(log)
+	os.WriteFile(log, []byte(strings.ReplaceAll(string(b), other.EditID, e.EditID)), 0o600)
+
+	snap, err := w.store.load()
+	if err != nil || len(snap.entries) != 0 || len(snap.invalid) != 2 || len(snap.invalidNotes) != 2 ||
+		!strings.Contains(snap.invalidNotes[0], "another entry has its edit id") {
+		t.Fatalf("load: %v, %d entries, invalid %q", err, len(snap.entries), snap.invalidNotes)
+	}
+	if _, err := w.decide(Rejected, false, e.EditID); err == nil {
+		t.Fatal("an edit id of two entries was decided")
+	}
+	w.expect("a.txt", "one\n2\nthree\n")
+}
+
 // Modes recorded in the store come back capped as git's.
 func TestModesAreCapped(t *testing.T) {
 	u := workspace.Umask()

@@ -12,7 +12,9 @@ import (
 // Escape returns s with every control character written as an escape (`\n`, `\t`,
 // `\x1b`, `\u202e`): C0 and C1 controls, DEL, the Unicode line and paragraph
 // separators, and the bidirectional overrides that reorder what a terminal shows.
-// Printable text, including non-ASCII letters and invalid UTF-8, is left as it is.
+// Printable text, including non-ASCII letters and invalid UTF-8, is left as it is,
+// but for a lone byte 0x80-0x9f, which a terminal in an 8-bit charset (Latin-1) reads
+// as a C1 control (0x9b CSI, 0x85 a newline).
 func Escape(s string) string {
 	if !needsEscape(s) {
 		return s
@@ -21,7 +23,11 @@ func Escape(s string) string {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b.WriteByte(s[i])
+			if c := s[i]; c < 0xa0 {
+				b.WriteString(`\x` + strconv.FormatUint(uint64(c), 16))
+			} else {
+				b.WriteByte(c)
+			}
 		} else if unsafe(r) {
 			b.WriteString(escapeRune(r))
 		} else {
@@ -32,11 +38,23 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// loneC1 says whether s holds a byte 0x80-0x9f outside a valid UTF-8 sequence.
+func loneC1(s string) bool {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 && s[i] < 0xa0 {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
 func needsEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
 			if c >= 0x80 {
-				return strings.IndexFunc(s, unsafe) >= 0
+				return strings.IndexFunc(s, unsafe) >= 0 || loneC1(s)
 			}
 			return true
 		}

@@ -1,6 +1,9 @@
 package termsafe
 
-import "testing"
+import (
+	"testing"
+	"unicode/utf8"
+)
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
@@ -16,6 +19,8 @@ func TestEscape(t *testing.T) {
 		"c1\u009bcsi":                `c1\u009bcsi`,
 		"del\x7f":                    `del\x7f`,
 		"bad\xffutf8":                "bad\xffutf8",
+		"raw\x9b2Jcsi":               `raw\x9b2Jcsi`, // a lone byte a Latin-1 terminal reads as CSI
+		"raw\x85nel":                 `raw\x85nel`,   // ... and as a newline (NEL)
 		"line\u2028sep":              `line\u2028sep`,
 	} {
 		if got := Escape(in); got != want {
@@ -33,7 +38,10 @@ func FuzzEscape(f *testing.F) {
 				t.Fatalf("Escape(%q) = %q holds control byte %#x", s, out, c)
 			}
 		}
-		for _, r := range out {
+		for i, r := range out {
+			if r == utf8.RuneError && out[i] >= 0x80 && out[i] < 0xa0 {
+				t.Fatalf("Escape(%q) = %q holds the raw C1 byte %#x", s, out, out[i])
+			}
 			if unsafe(r) {
 				t.Fatalf("Escape(%q) = %q holds %U", s, out, r)
 			}

@@ -259,6 +259,20 @@ func TestHostileSettingsFiles(t *testing.T) {
 	}
 	check(".codex linked out", []string{"install", "--agent", "codex", "--scope", "project"}, w.Path(".codex"))
 	os.Remove(w.Path(".claude"))
+	// A link's target is data from the repository: printed escaped, never as escape
+	// sequences for the terminal (a new title, a cleared screen, a forged line).
+	os.MkdirAll(w.Path(".claude"), 0o755)
+	if err := os.Symlink("/tmp/\x1b]0;owned\a\x9b2J\nforged", w.Path(".claude/settings.local.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"install"}, {"uninstall"}, {"status"}} {
+		out, errOut, _ := w.agentHooks(args...)
+		if i := strings.IndexFunc(strings.TrimSuffix(out+errOut, "\n"), func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }); i >= 0 ||
+			strings.Contains(out+errOut, "\x9b") || strings.Contains(out+errOut, "\nforged") {
+			t.Errorf("%v printed a link's target raw: %q %q", args, out, errOut)
+		}
+	}
+	os.RemoveAll(w.Path(".claude"))
 
 	// 10 MB of nesting: refused by size, at once, without a crash.
 	big := strings.Repeat(`{"a":`, 1<<20) + "1" + strings.Repeat("}", 1<<20)

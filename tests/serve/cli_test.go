@@ -99,6 +99,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"accept", ids[0][:8]}, 0, ""},
 		{[]string{ids[1][:8], "--json"}, 2, ""}, // an id is not a command
+		// A file without history (a typo, or not yet recorded) is not "already decided".
+		{[]string{"reject", "--file", "typo.txt"}, 1, strings.ToLower("no recorded edits of " + s.Path("typo.txt"))},
+		{[]string{"accept", "--file", "typo.txt"}, 1, strings.ToLower("no recorded edits of " + s.Path("typo.txt"))},
 	}
 	for _, tc := range cases {
 		out, errOut, code := cliSplit(t, s.dir, tc.args...)
@@ -342,6 +345,54 @@ func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
 	s.expect("a.txt", recorded)
 	if _, errOut, _ := cliSplit(t, s.dir, "status"); errOut != "" {
 		t.Fatalf("status still warns: %q", errOut)
+	}
+}
+
+// A folder on the way to a recorded file that became a file, a symlink out of the
+// workspace or a symlink loop is that file changed outside mcpdiff: status still
+// lists the whole history and the other files stay decidable.
+func TestStatusReportsAFolderThatIsNoLongerOne(t *testing.T) {
+	s := start(t)
+	s.Write("sub/x.txt", "a\n")
+	s.Write("b.txt", "b\n")
+	s.ok("edit_file", map[string]any{"path": "sub/x.txt", "old_string": "a", "new_string": "A"})
+	s.ok("edit_file", map[string]any{"path": "b.txt", "old_string": "b", "new_string": "B"})
+	b := s.entries()[1]["edit_id"].(string)
+	outside := t.TempDir()
+	testenv.WriteFile(t, filepath.Join(outside, "x.txt"), "A\n")
+	for _, c := range []struct {
+		what string
+		make func(sub string) error
+	}{
+		{"a file", func(sub string) error { return os.WriteFile(sub, []byte("now a file\n"), 0o644) }},
+		{"a symlink out of the workspace", func(sub string) error { return os.Symlink(outside, sub) }},
+		{"a symlink loop", func(sub string) error { return os.Symlink("sub", sub) }},
+	} {
+		sub := s.Path("sub")
+		if err := os.RemoveAll(sub); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.make(sub); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"status"}, {"status", "--health"}} {
+			out, errOut, code := cliSplit(t, s.dir, args...)
+			if code != 0 || !strings.Contains(out+errOut, "sub/x.txt was changed outside mcpdiff") || strings.Contains(out+errOut, "cannot stat") {
+				t.Fatalf("sub is %s: %v: exit %d\n%s%s", c.what, args, code, out, errOut)
+			}
+			if len(args) == 1 && strings.Count(out, "\n") != 3 {
+				t.Fatalf("sub is %s: status does not list both edits:\n%s", c.what, out)
+			}
+		}
+		if _, errOut, code := cliSplit(t, s.dir, "reject", b); code != 0 {
+			t.Fatalf("sub is %s: reject of the other file: exit %d %s", c.what, code, errOut)
+		}
+		if _, errOut, code := cliSplit(t, s.dir, "accept", b); code != 0 {
+			t.Fatalf("sub is %s: accept of the other file: exit %d %s", c.what, code, errOut)
+		}
+	}
+	if got := testenv.ReadFile(t, filepath.Join(outside, "x.txt")); got != "A\n" {
+		t.Fatalf("the file outside the workspace changed: %q", got)
 	}
 }
 

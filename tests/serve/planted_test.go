@@ -588,6 +588,11 @@ func TestSpecialFilesInTheStoreAreNotRead(t *testing.T) {
 	}{
 		{"log", func(s *session, ids []string) string { return "logs/" + convOfEntry(s) + ".log" }, mkfifo},
 		{"FORMAT", func(*session, []string) string { return "FORMAT" }, mkfifo},
+		{"FORMAT as a link to a device", func(*session, []string) string { return "FORMAT" }, func(t *testing.T, path string) {
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"heads.log", func(*session, []string) string { return "heads.log" }, mkfifo},
 		{"rebuilds.log", func(*session, []string) string { return "rebuilds.log" }, mkfifo},
 		{"checkpoint", func(s *session, ids []string) string { return storeRef(s, "checkpoint_file") }, mkfifo},
@@ -612,7 +617,8 @@ func TestSpecialFilesInTheStoreAreNotRead(t *testing.T) {
 			home := t.TempDir()
 			env := []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + home}
 			var said []string
-			for _, args := range [][]string{{"status"}, {"status", "--json"}, {"show", ids[1]}, {"reject", ids[1]}, {"accept", "--conv", conv}, {"cleanup"}} {
+			for _, args := range [][]string{{"status"}, {"status", "--json"}, {"show", ids[1]}, {"reject", ids[1]}, {"accept", "--conv", conv}, {"cleanup"},
+				{"status", "--health"}, {"status", "--health", "--json"}} { // :checkhealth's
 				out, errOut, code := runLimited(t, s.dir, env, "", 20*time.Second, args...)
 				said = append(said, fmt.Sprintf("%v: exit %d %s%s", args, code, out, errOut))
 			}
