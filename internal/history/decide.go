@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
-// ErrNoPendingChange means a selection by lines touched no pending change.
+// ErrNoPendingChange means a selection by lines touched no pending change, or one by
+// file named a file the history holds no edit of.
 var ErrNoPendingChange = errors.New("no pending change")
 
 // ErrInvalidEntry means a selection named an entry no decision acts on (Entry.Invalid).
@@ -221,6 +223,10 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 			refs = append(refs, HunkRef{EditID: h.EditID, Block: h.Block})
 		}
 	case sel.File != "":
+		// A file the history never held is a wrong name, not "already decided".
+		if !slices.ContainsFunc(snap.entries, func(e *Entry) bool { return e.FilePath == sel.File || e.from() == sel.File }) {
+			return nil, nil, fmt.Errorf("%w for %s: no edit of this history touches it (`mcpdiff status` lists the files it holds)", ErrNoPendingChange, sel.File)
+		}
 		// The pending edits of the file: their pending blocks (others keep theirs).
 		for _, e := range snap.entries {
 			if e.Status == Pending && (e.FilePath == sel.File || e.from() == sel.File) {

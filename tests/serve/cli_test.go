@@ -99,6 +99,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"accept", ids[0][:8]}, 0, ""},
 		{[]string{ids[1][:8], "--json"}, 2, ""}, // an id is not a command
+		// A file the history holds no edit of is named, not "already decided".
+		{[]string{"accept", "--file", "never-edited.txt"}, 1, "no edit of this history touches"},
+		{[]string{"reject", "--file", "never-edited.txt"}, 1, "never-edited.txt"},
 	}
 	for _, tc := range cases {
 		out, errOut, code := cliSplit(t, s.dir, tc.args...)
