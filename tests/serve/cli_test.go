@@ -102,6 +102,8 @@ func TestExitCodes(t *testing.T) {
 		// A file the history holds no edit of is named, not "already decided".
 		{[]string{"accept", "--file", "never-edited.txt"}, 1, "no edit of this history touches"},
 		{[]string{"reject", "--file", "never-edited.txt"}, 1, "never-edited.txt"},
+		{[]string{"version", "--bogus"}, 2, "usage"},
+		{[]string{"version", "extra"}, 2, "usage"},
 	}
 	for _, tc := range cases {
 		out, errOut, code := cliSplit(t, s.dir, tc.args...)
