@@ -164,6 +164,13 @@ func TestHooksInstallScopes(t *testing.T) {
 	if json.Unmarshal([]byte(out), &st) != nil || !st.Active || len(st.Scopes) != 3 || !st.Scopes[0].Installed || st.Scopes[0].Scope != "user" {
 		t.Fatalf("status --json: %s", out)
 	}
+	// status takes the scope as install does (`hooks status [--scope S]`).
+	if out, errOut, code := w.hooks("status", "--scope", "user"); code != 0 || !strings.Contains(out, "installed: ") {
+		t.Fatalf("status --scope user: exit %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code := w.hooks("status", "--scope", "bogus"); code != 2 || !strings.Contains(errOut, "unknown scope") {
+		t.Fatalf("status --scope bogus: exit %d %q", code, errOut)
+	}
 }
 
 // TestHooksInstallReplacesAnOlderInstall: the plugin moved; the hooks of the old path
