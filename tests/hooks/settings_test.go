@@ -173,6 +173,28 @@ func TestHooksInstallScopes(t *testing.T) {
 	}
 }
 
+// Uninstall at user scope takes out the settings file install made, and leaves the
+// agent's own folder (here an empty $CLAUDE_CONFIG_DIR the user made) where it was.
+func TestHooksUninstallKeepsTheUserFolder(t *testing.T) {
+	w := newWS(t)
+	config := filepath.Join(filepath.Dir(w.dir), "claude") // CLAUDE_CONFIG_DIR
+	if err := os.MkdirAll(config, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := w.hooks("install", "--scope", "user"); code != 0 {
+		t.Fatalf("install --scope user: %s", errOut)
+	}
+	if _, errOut, code := w.hooks("uninstall", "--scope", "user"); code != 0 {
+		t.Fatalf("uninstall --scope user: %s", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(config, "settings.json")); err == nil {
+		t.Fatal("uninstall left the settings.json that install made")
+	}
+	if fi, err := os.Stat(config); err != nil || !fi.IsDir() {
+		t.Fatalf("uninstall removed $CLAUDE_CONFIG_DIR, which install did not make: %v", err)
+	}
+}
+
 // TestHooksInstallReplacesAnOlderInstall: the plugin moved; the hooks of the old path
 // are replaced, not doubled, and status says when a path no longer exists.
 func TestHooksInstallReplacesAnOlderInstall(t *testing.T) {
