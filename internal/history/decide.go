@@ -61,13 +61,22 @@ type Drift struct {
 
 // ExternalChangeError stops a decision that would overwrite changes made outside
 // mcpdiff. Deciding again with force discards them.
-type ExternalChangeError struct{ Drifts []Drift }
+type ExternalChangeError struct {
+	Drifts []Drift
+	// Workspace, when set, goes into the restore commands the message suggests: the
+	// decision named its workspace, so the user may be outside it.
+	Workspace string
+}
 
 func (e *ExternalChangeError) Error() string {
 	var paths, restores []string
 	for _, d := range e.Drifts {
 		paths = append(paths, d.Path)
-		restores = append(restores, "`"+shell.Command("mcpdiff", "restore", "--file", d.Path)+"`")
+		cmd := []string{"mcpdiff", "restore", "--file", d.Path}
+		if e.Workspace != "" {
+			cmd = append(cmd, "--workspace", e.Workspace)
+		}
+		restores = append(restores, "`"+shell.Command(cmd...)+"`")
 	}
 	return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit, and this decision would discard that change; nothing was done. "+
 		"To discard it, run %s and decide again; to keep it, leave the file until the next agent edit of it records the change as yours",
