@@ -119,7 +119,7 @@ func init() {
 			run:   func(args []string) int { return runHooks(args, os.Stdout, os.Stderr) }},
 		{name: "version", summary: "print the version and the commit it was built from", byHand: true,
 			usage: []string{"version"},
-			run:   func([]string) int { fmt.Printf("mcpdiff %s (commit %s)\n", version, commit); return exitOK }},
+			run:   runVersion},
 		{name: "help", summary: "explain mcpdiff or one of its commands", byHand: true,
 			usage: []string{"help [COMMAND]"},
 			run:   func(args []string) int { return runHelp(args, os.Stdout, os.Stderr) }},
@@ -242,6 +242,15 @@ func (c *command) printHelp(w io.Writer) {
 }
 
 // usageError says what was wrong with a command's arguments and how it is used.
+// runVersion is `mcpdiff version`, which takes no arguments.
+func runVersion(args []string) int {
+	if len(args) > 0 {
+		return usageError(os.Stderr, "version", fmt.Errorf("takes no arguments, not %q", args[0]))
+	}
+	fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
+	return exitOK
+}
+
 func usageError(stderr io.Writer, name string, err error) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpdiff %s: %v\n", name, err)

@@ -70,6 +70,9 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	buffers := guardBuffers(store, stderr)
 	out, err := store.Decide(context.Background(), sel, to, a.force)
 	warn(stderr, out.Warnings)
+	if external := (*history.ExternalChangeError)(nil); errors.As(err, &external) && a.workspace != "" {
+		external.Workspace = store.Workspace()
+	}
 	if err != nil {
 		return decideFailed(stdout, stderr, a, err)
 	}

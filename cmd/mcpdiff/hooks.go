@@ -18,7 +18,8 @@ import (
 
 const hooksAbout = `  install    put mcpdiff's hooks into the agent's configuration of the scope
   uninstall  take out exactly what install put in
-  status     say where the hooks are, and whether the agent runs them
+  status     say where the hooks are (in every scope, whatever --scope says), and
+             whether the agent runs them
   settings   the hooks for one run: Claude Code's --settings JSON (what :McpDiffClaude
              passes), OpenCode's OPENCODE_CONFIG_CONTENT, or the path of a Gemini CLI
              system-defaults file (GEMINI_CLI_SYSTEM_DEFAULTS_PATH)
@@ -86,7 +87,7 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		agents = []*claudehooks.Agent{a}
 	}
 	for _, a := range agents {
-		if scope != "" && action != "status" && !slices.Contains(claudehooks.AgentScopes(a), scope) {
+		if scope != "" && !slices.Contains(claudehooks.AgentScopes(a), scope) {
 			fmt.Fprintf(stderr, "mcpdiff hooks: unknown scope %q for %s: use %s\n", scope, a.Label, strings.Join(claudehooks.AgentScopes(a), ", "))
 			return exitUsage
 		}
@@ -128,10 +129,8 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	case "status":
-		if scope != "" {
-			fmt.Fprintf(stderr, "mcpdiff hooks status: takes no --scope (it shows every scope)\n")
-			return exitUsage
-		}
+		// A --scope (checked above) changes nothing: whether the hooks run depends on
+		// every scope, so status shows them all, the one asked about among them.
 		if agentName == "claude" {
 			paths := map[string]string{}
 			for _, s := range claudehooks.Scopes {

@@ -360,6 +360,12 @@ func parseCopilot(data []byte, event string) (*Call, error) {
 	if ev.ToolName != "edit" && ev.ToolName != "create" {
 		return ignored(event, ev.ToolName+" does not write files; ignored"), nil
 	}
+	// Copilot CLI's documentation gives toolArgs as a string of JSON; 1.0.102 sends
+	// the object itself.
+	var encoded string
+	if json.Unmarshal(ev.ToolArgs, &encoded) == nil {
+		ev.ToolArgs = json.RawMessage(encoded)
+	}
 	var in struct {
 		Path string `json:"path"`
 	}

@@ -280,6 +280,29 @@ func TestCursorDocumentedPayloads(t *testing.T) {
 	}
 }
 
+// Copilot CLI's documentation gives toolArgs as a JSON string (1.0.102 sends an
+// object): both are recorded alike.
+func TestCopilotToolArgsAsAString(t *testing.T) {
+	ws := testenv.TempDir(t)
+	d := testenv.Dir{TB: t, Root: ws}
+	d.Write("a.txt", "one\n")
+	o := agentOptions(t, copilot, "preToolUse")
+	args := js(map[string]any{"path": d.Path("a.txt"), "old_str": "one", "new_str": "two"})
+	if r := handle(t, js(map[string]any{"sessionId": "s", "timestamp": 1, "cwd": ws, "toolName": "edit", "toolArgs": args}), o); r.Code != 0 || r.Message != "" {
+		t.Fatalf("pre: %+v", r)
+	}
+	d.Write("a.txt", "two\n")
+	o.Event = "postToolUse"
+	post := js(map[string]any{"sessionId": "s", "timestamp": 2, "cwd": ws, "toolName": "edit", "toolArgs": args,
+		"toolResult": map[string]any{"resultType": "success", "textResultForLlm": "ok"}})
+	if r := handle(t, post, o); r.Code != 0 || r.Message != "" {
+		t.Fatalf("post: %+v", r)
+	}
+	if got := testenv.Entries(t, ws); len(got) != 1 || got[0].Source != "copilot-cli" || *got[0].HashBefore != testenv.SHA256("one\n") {
+		t.Fatalf("entries %+v", got)
+	}
+}
+
 // TestDenyForms: each agent's own refusal, naming the file.
 func TestDenyForms(t *testing.T) {
 	for _, c := range []struct {

@@ -62,10 +62,11 @@ func Settings(bin string) []byte {
 
 // settingsFile is a settings file as read: its tree and its bytes.
 type settingsFile struct {
-	path   string // the file itself (a symlink resolved)
-	data   []byte // nil when it did not exist
-	root   *node
-	exists bool
+	path    string // the file itself (a symlink resolved)
+	data    []byte // nil when it did not exist
+	root    *node
+	exists  bool
+	project string // the project a project scope's file stays in; "" at user scope
 }
 
 // Limits on a settings file mcpdiff reads: it may come with a repository, and a
@@ -88,7 +89,7 @@ func readSettings(path, confine string) (*settingsFile, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // a settings file linked from a dotfiles repository stays a link
 	}
-	f := &settingsFile{path: path, root: &node{obj: true}}
+	f := &settingsFile{path: path, root: &node{obj: true}, project: confine}
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
@@ -164,12 +165,16 @@ func confined(path, project string) error {
 	return nil
 }
 
-// remove deletes the file, and its folder when that leaves it empty.
+// remove deletes the file, and at a project scope its folder when that leaves it
+// empty (install made it there). A user scope's folder is the agent's own home
+// (~/.claude, $CLAUDE_CONFIG_DIR, ...), which stays even when empty.
 func (f *settingsFile) remove() (bool, error) {
 	if err := os.Remove(f.path); err != nil {
 		return false, fmt.Errorf("remove %s: %w", f.path, err)
 	}
-	_ = os.Remove(filepath.Dir(f.path)) // the folder, when install made it
+	if f.project != "" {
+		_ = os.Remove(filepath.Dir(f.path))
+	}
 	return true, nil
 }
 

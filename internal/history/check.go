@@ -227,14 +227,19 @@ func (s *Store) Notices(l *Listing, dir string) Notices {
 
 // DriftNote says that the file of d was changed outside mcpdiff since its last
 // recorded state, and the two ways out: keep the change, or discard it with
-// `mcpdiff restore` (a command run in dir). The name is quoted as in the command,
-// so that no character of it acts on a terminal or splits the line.
+// `mcpdiff restore` (a command run in dir; it names the workspace when dir is
+// outside it, as restore would not find the history from there). The name is
+// quoted as in the command, so that no character of it acts on a terminal or
+// splits the line.
 func (s *Store) DriftNote(d Drift, dir string) string {
-	arg := d.Path
+	cmd := []string{"mcpdiff", "restore", "--file", d.Path}
 	if r, ok := strings.CutPrefix(d.Path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator)); ok && dir != "" {
-		arg = r
+		cmd[3] = r
+	}
+	if rel, err := filepath.Rel(s.Workspace(), RealPath(dir)); dir != "" && (err != nil || !filepath.IsLocal(rel)) {
+		cmd = append(cmd, "--workspace", s.Workspace())
 	}
 	return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state. To keep the change, do nothing: "+
 		"the next agent edit of it records the change as yours. To discard it, run `%s` (it shows what it would discard; add --yes to discard it)",
-		shell.Quote(s.Rel(d.Path)), shell.Command("mcpdiff", "restore", "--file", arg))
+		shell.Quote(s.Rel(d.Path)), shell.Command(cmd...))
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
-// ErrNoPendingChange means a selection by lines touched no pending change.
+// ErrNoPendingChange means a selection by lines touched no pending change, or one by
+// file named a file the history holds no edit of.
 var ErrNoPendingChange = errors.New("no pending change")
 
 // ErrInvalidEntry means a selection named an entry no decision acts on (Entry.Invalid).
@@ -59,13 +60,22 @@ type Drift struct {
 
 // ExternalChangeError stops a decision that would overwrite changes made outside
 // mcpdiff. Deciding again with force discards them.
-type ExternalChangeError struct{ Drifts []Drift }
+type ExternalChangeError struct {
+	Drifts []Drift
+	// Workspace, when set, goes into the restore commands the message suggests: the
+	// decision named its workspace, so the user may be outside it.
+	Workspace string
+}
 
 func (e *ExternalChangeError) Error() string {
 	var paths, restores []string
 	for _, d := range e.Drifts {
 		paths = append(paths, d.Path)
-		restores = append(restores, "`"+shell.Command("mcpdiff", "restore", "--file", d.Path)+"`")
+		cmd := []string{"mcpdiff", "restore", "--file", d.Path}
+		if e.Workspace != "" {
+			cmd = append(cmd, "--workspace", e.Workspace)
+		}
+		restores = append(restores, "`"+shell.Command(cmd...)+"`")
 	}
 	return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit, and this decision would discard that change; nothing was done. "+
 		"To discard it, run %s and decide again; to keep it, leave the file until the next agent edit of it records the change as yours",
@@ -212,8 +222,8 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 		decide(e, verdict{status: to})
 	}
 	if sel.File != "" && !hasHistory(snap, sel.File) {
-		// Said plainly: "nothing to do, already decided" would misstate a typo.
-		return nil, nil, fmt.Errorf("%w of %s (`mcpdiff status` lists the files with history)", ErrNoHistory, sel.File)
+		// A file the history never held is a wrong name (a typo), not "already decided".
+		return nil, nil, fmt.Errorf("%w for %s: no edit of this history touches it (`mcpdiff status` lists the files it holds)", ErrNoPendingChange, sel.File)
 	}
 	refs := append([]HunkRef(nil), sel.Hunks...)
 	switch {

@@ -177,6 +177,10 @@ local function overrule(action, what, res, flags)
     )
     return nil
   end
+  if res.kind == "no_change" then -- nothing to decide there: said, not an error
+    notify(("%s: %s"):format(what, res.message or ""), vim.log.levels.WARN)
+    return nil
+  end
   notify(("%s %s refused: %s"):format(action, what, res.message or ""), vim.log.levels.ERROR)
   return nil
 end

@@ -131,6 +131,9 @@ func TestAgentHooksInstallUninstall(t *testing.T) {
 			if !strings.Contains(out, "installed: ") {
 				t.Errorf("status after install:\n%s", out)
 			}
+			if out, errOut, code := w.agentHooks("status", "--agent", c.agent, "--scope", c.scope); code != 0 || !strings.Contains(out, "installed: ") {
+				t.Errorf("status --scope %s after install: exit %d %q %q", c.scope, code, out, errOut)
+			}
 			if out, errOut, code := w.agentHooks("uninstall", "--agent", c.agent, "--scope", c.scope); code != 0 || !strings.Contains(out, "removed") {
 				t.Fatalf("uninstall: exit %d %q %q", code, out, errOut)
 			}

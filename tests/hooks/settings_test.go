@@ -164,6 +164,35 @@ func TestHooksInstallScopes(t *testing.T) {
 	if json.Unmarshal([]byte(out), &st) != nil || !st.Active || len(st.Scopes) != 3 || !st.Scopes[0].Installed || st.Scopes[0].Scope != "user" {
 		t.Fatalf("status --json: %s", out)
 	}
+	// status takes the scope as install does (`hooks status [--scope S]`).
+	if out, errOut, code := w.hooks("status", "--scope", "user"); code != 0 || !strings.Contains(out, "installed: ") {
+		t.Fatalf("status --scope user: exit %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code := w.hooks("status", "--scope", "bogus"); code != 2 || !strings.Contains(errOut, "unknown scope") {
+		t.Fatalf("status --scope bogus: exit %d %q", code, errOut)
+	}
+}
+
+// Uninstall at user scope takes out the settings file install made, and leaves the
+// agent's own folder (here an empty $CLAUDE_CONFIG_DIR the user made) where it was.
+func TestHooksUninstallKeepsTheUserFolder(t *testing.T) {
+	w := newWS(t)
+	config := filepath.Join(filepath.Dir(w.dir), "claude") // CLAUDE_CONFIG_DIR
+	if err := os.MkdirAll(config, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := w.hooks("install", "--scope", "user"); code != 0 {
+		t.Fatalf("install --scope user: %s", errOut)
+	}
+	if _, errOut, code := w.hooks("uninstall", "--scope", "user"); code != 0 {
+		t.Fatalf("uninstall --scope user: %s", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(config, "settings.json")); err == nil {
+		t.Fatal("uninstall left the settings.json that install made")
+	}
+	if fi, err := os.Stat(config); err != nil || !fi.IsDir() {
+		t.Fatalf("uninstall removed $CLAUDE_CONFIG_DIR, which install did not make: %v", err)
+	}
 }
 
 // TestHooksInstallReplacesAnOlderInstall: the plugin moved; the hooks of the old path

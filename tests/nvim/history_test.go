@@ -110,6 +110,17 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 		if e := s.historyEntries(); len(e) != 1 || e[0].Status != "accepted" {
 			t.Fatalf("history after accept: %+v", e)
 		}
+
+		// A file the history never held: said as a warning, not "accepted 0 edits".
+		other := s.writeFile("other.txt", "x\n")
+		s.cmd("edit " + other)
+		s.cmd("McpDiffAccept")
+		s.waitMessage("no edit of this history touches it")
+		for _, m := range s.messages() {
+			if strings.Contains(m.Msg, "other.txt") && (m.Level != 3 || strings.Contains(m.Msg, "accepted 0")) {
+				t.Fatalf("message for a file without history: %+v (want a warning)", m)
+			}
+		}
 	})
 }
 

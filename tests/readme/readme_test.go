@@ -301,6 +301,29 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
 // TestDocLinksExist: every link of a page to a file of the repository (the other
 // pages, the pictures) leads to one that exists.
+// The README's architecture section says why each top-level folder exists.
+func TestReadmeNamesEveryTopLevelFolder(t *testing.T) {
+	readme := repoText(t, "README.md")
+	_, section, ok := strings.Cut(readme, "\n## Architecture\n")
+	if !ok {
+		t.Fatal("README.md has no ## Architecture section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	entries, err := os.ReadDir(testenv.RepoRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || name == ".git" || name == "bin" || name == "dist" {
+			continue
+		}
+		if !strings.Contains(section, "`"+name+"/") {
+			t.Errorf("README.md's architecture section does not say why %s/ exists", name)
+		}
+	}
+}
+
 func TestDocLinksExist(t *testing.T) {
 	root := testenv.RepoRoot()
 	links := 0

@@ -99,9 +99,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"accept", ids[0][:8]}, 0, ""},
 		{[]string{ids[1][:8], "--json"}, 2, ""}, // an id is not a command
-		// A file without history (a typo, or not yet recorded) is not "already decided".
-		{[]string{"reject", "--file", "typo.txt"}, 1, strings.ToLower("no recorded edits of " + s.Path("typo.txt"))},
-		{[]string{"accept", "--file", "typo.txt"}, 1, strings.ToLower("no recorded edits of " + s.Path("typo.txt"))},
+		// A file the history holds no edit of is named, not "already decided".
+		{[]string{"accept", "--file", "never-edited.txt"}, 1, "no edit of this history touches"},
+		{[]string{"reject", "--file", "never-edited.txt"}, 1, "never-edited.txt"},
+		{[]string{"version", "--bogus"}, 2, "usage"},
+		{[]string{"version", "extra"}, 2, "usage"},
 	}
 	for _, tc := range cases {
 		out, errOut, code := cliSplit(t, s.dir, tc.args...)

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -436,6 +437,13 @@ func TestStoreOfVersion020IsAdopted(t *testing.T) {
 		t.Fatal(out)
 	}
 	s.expect("a.txt", "1\ntwo\n3\n4\n5\n6\n7\neight\n9\n")
+	// Someone upgrading reads it in the README as in the CHANGELOG.
+	for _, doc := range []string{"README.md", "CHANGELOG.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", doc))
+		if err != nil || !regexp.MustCompile(`(?s)mcpdiff 0\.2\.0\W.{0,200}mcpdiff adopt`).Match(b) {
+			t.Errorf("%s does not say that a store of mcpdiff 0.2.0 needs one `mcpdiff adopt` (%v)", doc, err)
+		}
+	}
 }
 
 // A store signed by another user's key (another HOME) is foreign to this one.

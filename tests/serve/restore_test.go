@@ -119,6 +119,44 @@ func TestSuggestedRestoreCommandIsSafeToPaste(t *testing.T) {
 	}
 }
 
+// Run from outside the workspace (status --workspace DIR), the suggested command
+// still finds the history when pasted where status ran.
+func TestSuggestedRestoreCommandWorksFromOutsideTheWorkspace(t *testing.T) {
+	s := start(t)
+	s.Write("a.txt", "one\n")
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "two"})
+	id := s.entries()[0]["edit_id"].(string)
+	s.Write("a.txt", "two\nthree\n")
+	elsewhere := t.TempDir()
+	_, errOut, code := cliSplit(t, elsewhere, "status", "--workspace", s.dir)
+	m := regexp.MustCompile("run `(mcpdiff restore --file .*)` \\(it shows").FindStringSubmatch(errOut)
+	if code != 0 || m == nil {
+		t.Fatalf("status --workspace: exit %d, %q", code, errOut)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(testenv.Binary, filepath.Join(bin, "mcpdiff")); err != nil {
+		t.Fatal(err)
+	}
+	paste := exec.Command("bash", "-c", m[1])
+	paste.Dir, paste.Env = elsewhere, testenv.Env("PATH="+bin+":"+os.Getenv("PATH"))
+	out, err := paste.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "+three") {
+		t.Fatalf("pasting %s in %s: %v\n%s", m[1], elsewhere, err, out)
+	}
+	s.expect("a.txt", "two\nthree\n")
+	// The same from a refused decision.
+	_, errOut, code = cliSplit(t, elsewhere, "reject", id, "--workspace", s.dir)
+	m = regexp.MustCompile("run `(mcpdiff restore --file [^`]*)`").FindStringSubmatch(errOut)
+	if code != 1 || m == nil {
+		t.Fatalf("reject over a change made outside mcpdiff: exit %d, %q", code, errOut)
+	}
+	paste = exec.Command("bash", "-c", m[1])
+	paste.Dir, paste.Env = elsewhere, testenv.Env("PATH="+bin+":"+os.Getenv("PATH"))
+	if out, err := paste.CombinedOutput(); err != nil || !strings.Contains(string(out), "+three") {
+		t.Fatalf("pasting %s in %s: %v\n%s", m[1], elsewhere, err, out)
+	}
+}
+
 // Plain cleanup lists what it would drop and drops nothing; --yes drops it.
 func TestCleanupAsksForYes(t *testing.T) {
 	s, ids := threeEdits(t)

@@ -117,6 +117,11 @@ func TestHTTPNeedsTheBearerToken(t *testing.T) {
 	if fi, _ := os.Stat(tokenFile); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file mode %v", fi.Mode().Perm())
 	}
+	// The user finds the file where the README says it is.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil || !strings.Contains(string(readme), "$XDG_STATE_HOME/mcpdiff/http-<port>.token") {
+		t.Fatalf("README.md does not name the token file $XDG_STATE_HOME/mcpdiff/http-<port>.token (%v)", err)
+	}
 
 	resp, err := http.Post("http://"+addr+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
