@@ -30,6 +30,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		"hooks":   {"install", "uninstall", "--agent", "--scope"},
 		"hook":    {"--agent NAME", "--event EVENT"},
 		"version": {},
+		"help":    {"COMMAND"},
 		"nvim":    {},
 	}
 	for name, want := range flags {
