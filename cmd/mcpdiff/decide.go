@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -94,7 +95,13 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "with the later %s in the way: %s\n", plural(len(out.Later), "edit"), strings.Join(out.Later, ", "))
 	}
 	for _, f := range out.Files {
-		fmt.Fprintf(stdout, "rebuilt %s\n", termsafe.Escape(store.Rel(f)))
+		// A rejected create, or the source of an accepted move, is gone from disk:
+		// "rebuilt" would send the user looking for it.
+		verb := "rebuilt"
+		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+			verb = "removed"
+		}
+		fmt.Fprintf(stdout, "%s %s\n", verb, termsafe.Escape(store.Rel(f)))
 	}
 	return exitOK
 }
