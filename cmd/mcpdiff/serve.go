@@ -77,6 +77,12 @@ func runServe(args []string, stderr io.Writer) int {
 		Roots: o.roots, MaxFileSize: *maxSize, Sync: *fsync, KeepSpares: true, Version: mcpdiff.Version, Logf: logger.Printf,
 		FileRead: keepHeapWarm().fileRead,
 	}
+	if *httpAddr != "" {
+		if err := checkHTTPAddr(*httpAddr); err != nil {
+			fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
+			return exitUsage
+		}
+	}
 	if *toolsets != "" && *toolsets != "all" {
 		cfg.Toolsets = strings.Split(*toolsets, ",")
 	}
@@ -138,16 +144,25 @@ func reorderFlags(args []string, fs *flag.FlagSet) []string {
 	return append(flags, rest...)
 }
 
-// serveHTTP serves streamable HTTP on a loopback address. Every request must carry
-// "Authorization: Bearer <token>"; the token is printed on start and written, mode
-// 0600, to the file httpTokenPath names.
-func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
+// checkHTTPAddr refuses an --http address that is not loopback IP:PORT: bad usage,
+// told before anything starts.
+func checkHTTPAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: want 127.0.0.1:PORT", addr)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--http %q: only loopback addresses (127.0.0.1, ::1) are allowed", addr)
+	}
+	return nil
+}
+
+// serveHTTP serves streamable HTTP on a loopback address. Every request must carry
+// "Authorization: Bearer <token>"; the token is printed on start and written, mode
+// 0600, to the file httpTokenPath names.
+func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
+	if err := checkHTTPAddr(addr); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -50,7 +50,8 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		}
 	}
 	// Bad usage: exit 2, what was wrong, the usage and where the help is.
-	for _, args := range [][]string{{"status", "--bogus"}, {"show"}, {"reject"}, {"hooks", "frob"}, {"help", "frob"}, {"frob"}} {
+	for _, args := range [][]string{{"status", "--bogus"}, {"show"}, {"reject"}, {"hooks", "frob"}, {"help", "frob"}, {"frob"},
+		{"serve", "--http", "0.0.0.0:8123"}, {"serve", "--http", "8123"}} {
 		_, errOut, code := cliSplit(t, dir, args...)
 		if code != 2 || !strings.Contains(errOut, "mcpdiff") || strings.Count(strings.TrimSpace(errOut), "\n") > 5 {
 			t.Errorf("mcpdiff %s: exit %d, want 2 with a short message:\n%s", strings.Join(args, " "), code, errOut)
