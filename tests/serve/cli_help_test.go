@@ -101,7 +101,8 @@ func TestStatusRowsAreShortAndComplete(t *testing.T) {
 	if got, _, code := cliSplit(t, s.dir, "status", "--conv", short, "--json"); code != 0 || !strings.Contains(got, conv) {
 		t.Fatalf("status --conv %s: exit %d\n%s", short, code, got)
 	}
-	if got, _, code := cliSplit(t, s.dir, "show", short); code != 0 || strings.Count(got, "\nedit ") != 1 {
+	if got, _, code := cliSplit(t, s.dir, "show", short); code != 0 || strings.Count(got, "\nedit ") != 1 ||
+		!strings.Contains(got, "(conversation "+conv+", call 2, create_file, ") {
 		t.Fatalf("show %s: exit %d\n%s", short, code, got)
 	}
 	// Filters that match nothing say so.
