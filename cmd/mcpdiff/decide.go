@@ -84,6 +84,8 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(out.Edits) == 0 && len(out.Files) > 0: // --force put a recorded state back
 		fmt.Fprintf(stdout, "the edits are already %s; the files were put back as recorded\n", past)
+	case len(out.Edits) == 0 && a.file != "":
+		fmt.Fprintf(stdout, "nothing to do: %s has no pending edits\n", termsafe.Escape(store.Rel(sel.File)))
 	case len(out.Edits) == 0:
 		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
 	case out.Blocks > 0 && len(out.Later) == 0:
@@ -158,6 +160,8 @@ func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 			files = append(files, d.Path)
 			diff.WriteString(d.Diff)
 		}
+	case errors.Is(err, history.ErrNoStore):
+		kind = "no_store"
 	case errors.Is(err, history.ErrUnknownID):
 		kind = "unknown_id"
 	case errors.Is(err, history.ErrNoPendingChange):

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -110,6 +111,18 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 		if e := s.historyEntries(); len(e) != 1 || e[0].Status != "accepted" {
 			t.Fatalf("history after accept: %+v", e)
 		}
+
+		// Nothing pending in the file: said so, not "accepted 0 edits"; and a file
+		// with no history above it at all is not an error either.
+		s.cmd("McpDiffAccept")
+		s.waitMessage("the pending edits of hello.txt: none left to accept")
+		outside := filepath.Join(t.TempDir(), "alone.txt")
+		if err := os.WriteFile(outside, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.cmd("edit " + outside)
+		s.cmd("McpDiffReject")
+		s.waitMessage("alone.txt: none, there is no edit history in ")
 	})
 }
 

@@ -128,6 +128,10 @@ func TestDecisionSaysWhichFilesItRemoved(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "\nremoved new.txt\n") || !strings.Contains(out, "\nremoved b.txt\n") || !strings.Contains(out, "\nrebuilt a.txt\n") {
 		t.Fatalf("reject --conv: exit %d\n%s", code, out)
 	}
+	// A file with no pending edit: nothing to do, said of that file.
+	if out, code := cli(t, s.dir, "reject", "--file", "new.txt"); code != 0 || out != "nothing to do: new.txt has no pending edits\n" {
+		t.Fatalf("reject --file of a decided file: exit %d %q", code, out)
+	}
 	out, code = cli(t, s.dir, "accept", "--conv", conv)
 	if code != 0 || !strings.Contains(out, "\nrebuilt new.txt\n") || !strings.Contains(out, "\nremoved a.txt\n") || !strings.Contains(out, "\nrebuilt b.txt\n") {
 		t.Fatalf("accept --conv: exit %d\n%s", code, out)
