@@ -27,6 +27,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
+	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
 	"github.com/mcpdiff/mcpdiff/nvim"
 )
@@ -94,6 +95,8 @@ func runServe(args []string, stderr io.Writer) int {
 			b.Logf = logger.Printf
 			cfg.Buffers = b
 		}
+	} else {
+		cfg.Buffers = lockFileNeovims{}
 	}
 	srv, err := filetools.New(cfg)
 	if err != nil {
@@ -115,6 +118,32 @@ func runServe(args []string, stderr io.Writer) int {
 		return exitRefused
 	}
 	return exitOK
+}
+
+// lockFileNeovims are the Neovims a server started outside Neovim (by an MCP client,
+// with neither $NVIM nor --nvim) asks before each write: those running mcpdiff whose
+// workspace holds the file, found through their IDE lock files as the agents' hooks
+// and the CLI's decisions find them. Without it such a server wrote over a buffer's
+// unsaved changes. One that does not answer within askNeovimsFor refuses the write,
+// as the $NVIM Neovim's silence does (the tool asks to retry).
+type lockFileNeovims struct{}
+
+func (lockFileNeovims) Modified(path string) (bool, error) {
+	paths := []string{path}
+	for _, a := range nvim.AskUnsaved(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor) {
+		if a.Err != nil {
+			return false, a.Err
+		}
+		if len(a.Unsaved) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (lockFileNeovims) Reload(paths ...string) error {
+	nvim.ReloadIn(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor)
+	return nil
 }
 
 // reorderFlags lets flags follow positional arguments, as every mcpdiff command allows.
