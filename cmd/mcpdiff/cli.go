@@ -170,9 +170,15 @@ func writeTable(w io.Writer, rows [][]string) {
 		}
 	}
 	for _, r := range rows {
-		for i, cell := range r {
+		// Empty cells at the end of a row (an edit without a title) are not padded:
+		// a row ends with its last text, not with spaces.
+		last := len(r) - 1
+		for last > 0 && r[last] == "" {
+			last--
+		}
+		for i, cell := range r[:last+1] {
 			io.WriteString(w, cell)
-			if i < len(r)-1 {
+			if i < last {
 				io.WriteString(w, strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+2))
 			}
 		}

@@ -122,7 +122,9 @@ func init() {
 			run:   runVersion},
 		{name: "help", summary: "explain mcpdiff or one of its commands", byHand: true,
 			usage: []string{"help [COMMAND]"},
-			run:   func(args []string) int { return runHelp(args, os.Stdout, os.Stderr) }},
+			about: "Without COMMAND, lists the commands; with one, explains it as `mcpdiff COMMAND --help` does: " +
+				"its usage, what it does, its flags and examples.",
+			run: func(args []string) int { return runHelp(args, os.Stdout, os.Stderr) }},
 		{name: "hook", summary: "an agent's hook handler (run by the agent)",
 			usage: []string{"hook [--agent NAME] [--event EVENT]"},
 			about: "Reads one hook event of an agent as JSON on stdin, records the write it announces and refuses " +

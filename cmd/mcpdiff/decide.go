@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -86,6 +87,8 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(out.Edits) == 0 && len(out.Files) > 0: // --force put a recorded state back
 		fmt.Fprintf(stdout, "the edits are already %s; the files were put back as recorded\n", past)
+	case len(out.Edits) == 0 && a.file != "":
+		fmt.Fprintf(stdout, "nothing to do: %s has no pending edits\n", termsafe.Escape(store.Rel(sel.File)))
 	case len(out.Edits) == 0:
 		fmt.Fprintf(stdout, "nothing to do: the edits are already %s\n", past)
 	case out.Blocks > 0 && len(out.Later) == 0:
@@ -97,7 +100,13 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "with the later %s in the way: %s\n", plural(len(out.Later), "edit"), strings.Join(out.Later, ", "))
 	}
 	for _, f := range out.Files {
-		fmt.Fprintf(stdout, "rebuilt %s\n", termsafe.Escape(store.Rel(f)))
+		// A rejected create, or the source of an accepted move, is gone from disk:
+		// "rebuilt" would send the user looking for it.
+		verb := "rebuilt"
+		if _, err := os.Lstat(f); errors.Is(err, fs.ErrNotExist) {
+			verb = "removed"
+		}
+		fmt.Fprintf(stdout, "%s %s\n", verb, termsafe.Escape(store.Rel(f)))
 	}
 	return exitOK
 }
@@ -154,6 +163,8 @@ func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 			files = append(files, d.Path)
 			diff.WriteString(d.Diff)
 		}
+	case errors.Is(err, history.ErrNoStore):
+		kind = "no_store"
 	case errors.Is(err, history.ErrUnknownID):
 		kind = "unknown_id"
 	case errors.Is(err, history.ErrNoPendingChange):

@@ -38,7 +38,7 @@ func run(start time.Time, args []string) (code int) {
 		fmt.Fprintf(os.Stderr, "mcpdiff: unknown command %q; `mcpdiff help` lists them\n", name)
 		return exitUsage
 	}
-	if wantsHelp(args[1:]) && name != "help" {
+	if wantsHelp(args[1:]) {
 		c.printHelp(os.Stdout)
 		return exitOK
 	}

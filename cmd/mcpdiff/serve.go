@@ -27,6 +27,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
+	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
 	"github.com/mcpdiff/mcpdiff/nvim"
 )
@@ -77,6 +78,12 @@ func runServe(args []string, stderr io.Writer) int {
 		Roots: o.roots, MaxFileSize: *maxSize, Sync: *fsync, KeepSpares: true, Version: mcpdiff.Version, Logf: logger.Printf,
 		FileRead: keepHeapWarm().fileRead,
 	}
+	if *httpAddr != "" {
+		if err := checkHTTPAddr(*httpAddr); err != nil {
+			fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
+			return exitUsage
+		}
+	}
 	if *toolsets != "" && *toolsets != "all" {
 		cfg.Toolsets = strings.Split(*toolsets, ",")
 	}
@@ -88,6 +95,8 @@ func runServe(args []string, stderr io.Writer) int {
 			b.Logf = logger.Printf
 			cfg.Buffers = b
 		}
+	} else {
+		cfg.Buffers = lockFileNeovims{}
 	}
 	srv, err := filetools.New(cfg)
 	if err != nil {
@@ -109,6 +118,32 @@ func runServe(args []string, stderr io.Writer) int {
 		return exitRefused
 	}
 	return exitOK
+}
+
+// lockFileNeovims are the Neovims a server started outside Neovim (by an MCP client,
+// with neither $NVIM nor --nvim) asks before each write: those running mcpdiff whose
+// workspace holds the file, found through their IDE lock files as the agents' hooks
+// and the CLI's decisions find them. Without it such a server wrote over a buffer's
+// unsaved changes. One that does not answer within askNeovimsFor refuses the write,
+// as the $NVIM Neovim's silence does (the tool asks to retry).
+type lockFileNeovims struct{}
+
+func (lockFileNeovims) Modified(path string) (bool, error) {
+	paths := []string{path}
+	for _, a := range nvim.AskUnsaved(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor) {
+		if a.Err != nil {
+			return false, a.Err
+		}
+		if len(a.Unsaved) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (lockFileNeovims) Reload(paths ...string) error {
+	nvim.ReloadIn(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor)
+	return nil
 }
 
 // reorderFlags lets flags follow positional arguments, as every mcpdiff command allows.
@@ -138,16 +173,25 @@ func reorderFlags(args []string, fs *flag.FlagSet) []string {
 	return append(flags, rest...)
 }
 
-// serveHTTP serves streamable HTTP on a loopback address. Every request must carry
-// "Authorization: Bearer <token>"; the token is printed on start and written, mode
-// 0600, to the file httpTokenPath names.
-func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
+// checkHTTPAddr refuses an --http address that is not loopback IP:PORT: bad usage,
+// told before anything starts.
+func checkHTTPAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: want 127.0.0.1:PORT", addr)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--http %q: only loopback addresses (127.0.0.1, ::1) are allowed", addr)
+	}
+	return nil
+}
+
+// serveHTTP serves streamable HTTP on a loopback address. Every request must carry
+// "Authorization: Bearer <token>"; the token is printed on start and written, mode
+// 0600, to the file httpTokenPath names.
+func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
+	if err := checkHTTPAddr(addr); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -239,7 +239,8 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 			for _, r := range sel.Lines {
 				rs = append(rs, r.String())
 			}
-			return nil, nil, fmt.Errorf("%w on line(s) %s of %s (see the signs, or `mcpdiff status --file`)", ErrNoPendingChange, strings.Join(rs, ","), sel.File)
+			return nil, nil, fmt.Errorf("%w on line(s) %s of %s (see the signs, or `%s`)", ErrNoPendingChange, strings.Join(rs, ","), sel.File,
+				shell.Command("mcpdiff", "status", "--file", sel.File))
 		}
 		for _, h := range touched {
 			refs = append(refs, HunkRef{EditID: h.EditID, Block: h.Block})

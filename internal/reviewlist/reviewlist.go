@@ -107,6 +107,12 @@ func Build(store *history.Store, cwd string) (*List, error) {
 		}
 		return p
 	}
+	// The tool column is as wide as its longest name: the file tools' own names
+	// (edit_text_file, search_and_replace) are longer than the agents' (Edit, Write).
+	toolWidth := 12
+	for _, e := range listing.Entries {
+		toolWidth = max(toolWidth, utf8.RuneCountInString(e.ToolName))
+	}
 	line := make([]byte, 0, 160)
 	for _, c := range order {
 		head := fmt.Sprintf("Conversation %s (%d)  %s", c, len(convs[c]), summary(convs[c]))
@@ -131,7 +137,7 @@ func Build(store *history.Store, cwd string) (*List, error) {
 			line = append(line, "  "...)
 			line = pad(line, string(e.Operation), 7)
 			line = append(line, "  "...)
-			line = pad(line, e.ToolName, 12)
+			line = pad(line, e.ToolName, toolWidth)
 			line = append(line, "  +"...)
 			n := len(line)
 			line = strconv.AppendInt(line, int64(added), 10)

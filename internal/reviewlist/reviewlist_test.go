@@ -124,3 +124,33 @@ func TestConversationTitle(t *testing.T) {
 		t.Fatalf("lines %q; want the conversation's title on its line", l.Lines)
 	}
 }
+
+// TestColumnsLineUpWithLongToolNames: the counts and the file start in the same column
+// on every edit's row, whatever the tools' names (the file tools' edit_text_file and
+// search_and_replace are longer than the agents' Edit).
+func TestColumnsLineUpWithLongToolNames(t *testing.T) {
+	root, store := testenv.CreateStore(t, t.TempDir())
+	ws := testenv.Dir{TB: t, Root: root.Path()}
+	for i, tool := range []string{"Edit", "edit_text_file", "search_and_replace"} {
+		ws.Write("a.txt", strings.Repeat("x\n", i+1))
+		ch := history.Change{Op: history.Edit, Path: ws.Path("a.txt"), Before: []byte(strings.Repeat("x\n", i+1)),
+			BeforeExists: true, After: []byte(strings.Repeat("x\n", i+2))}
+		if _, err := testenv.RecordWritten(store, history.Commit{Conversation: "conv_1_a", Tool: tool, Source: history.SourceMCP,
+			Changes: []history.Change{ch}}, testenv.Tx(root, ch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := Build(store, root.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	column := map[int]bool{}
+	for i, line := range l.Lines {
+		if l.Edit[i] != "" {
+			column[len([]rune(line[:strings.Index(line, "+1 −0")]))] = true
+		}
+	}
+	if len(column) != 1 {
+		t.Fatalf("the counts start in %d different columns:\n%s", len(column), strings.Join(l.Lines, "\n"))
+	}
+}

@@ -142,22 +142,38 @@ local function check_store(ok, warn, err, info)
   end
 end
 
--- command_version runs `cmd --version` with a deadline and returns its first line.
-local function command_version(cmd)
-  local out = {}
-  local job = vim.fn.jobstart({ cmd, "--version" }, {
+-- start_version starts `cmd --version`; version_of waits for it. :checkhealth starts
+-- every CLI's at once: Node CLIs take seconds to start (Gemini CLI about 5), and one
+-- after the other they added up.
+local function start_version(cmd)
+  local run = { out = {} }
+  run.job = vim.fn.jobstart({ cmd, "--version" }, {
     stdout_buffered = true,
     on_stdout = function(_, data)
-      out = data
+      run.out = data
+    end,
+    -- A job that ended while other work ran is gone by the time version_of asks:
+    -- jobwait then knows no such job, and its exit status is only here.
+    on_exit = function(_, code)
+      run.code = code
     end,
   })
-  if job <= 0 or vim.fn.jobwait({ job }, 10000)[1] ~= 0 then
-    if job > 0 then
-      vim.fn.jobstop(job)
-    end
+  return run
+end
+
+-- version_of is the first line a start_version run printed, within 10 s, or nil.
+local function version_of(run)
+  if run.job <= 0 then
     return nil
   end
-  local line = vim.trim(out[1] or "")
+  if run.code == nil and vim.fn.jobwait({ run.job }, 10000)[1] == -1 then
+    vim.fn.jobstop(run.job)
+    return nil
+  end
+  if run.code ~= 0 then
+    return nil
+  end
+  local line = vim.trim(run.out[1] or "")
   return line ~= "" and line or nil
 end
 
@@ -219,6 +235,13 @@ function M.check()
   end
   local start, ok, warn, err, info =
     reporter((bin and not on_path) and shell_word(bin) or "mcpdiff")
+  local terminal = require("mcpdiff.config").values.terminal
+  local versions = {}
+  for _, cmd in ipairs(vim.list_extend({ terminal.cmd }, vim.tbl_values(terminal.agents))) do
+    if type(cmd) == "string" and not versions[cmd] and vim.fn.executable(cmd) == 1 then
+      versions[cmd] = start_version(cmd)
+    end
+  end
 
   start("mcpdiff: Neovim")
   local v = vim.version()
@@ -317,10 +340,9 @@ function M.check()
   end
 
   start("mcpdiff: Claude Code")
-  local terminal = require("mcpdiff.config").values.terminal
   local cmd = terminal.cmd
   if vim.fn.executable(cmd) == 1 then
-    local cli_version = command_version(cmd)
+    local cli_version = version_of(versions[cmd])
     ok(
       ("%s found: %s (%s)"):format(cmd, vim.fn.exepath(cmd), cli_version or "its --version failed")
     )
@@ -343,7 +365,17 @@ function M.check()
   for _, name in ipairs(names) do
     local agent_cmd = terminal.agents[name]
     if type(agent_cmd) == "string" and vim.fn.executable(agent_cmd) == 1 then
-      M.check_agent(name, agent_cmd, bin, terminal.hooks, start, ok, warn, info)
+      M.check_agent(
+        name,
+        agent_cmd,
+        versions[agent_cmd],
+        bin,
+        terminal.hooks,
+        start,
+        ok,
+        warn,
+        info
+      )
     end
   end
 end
@@ -351,10 +383,10 @@ end
 -- The agents whose hooks :McpDiffAgent passes for one run.
 local PER_RUN = { gemini = true, opencode = true }
 
--- check_agent reports, for an agent CLI on PATH, its version, where its hooks are,
--- whether it runs them in Neovim's working directory (its own trust gates), and the
--- command that fixes what does not.
-function M.check_agent(name, cmd, bin, passed, start, ok, warn, info)
+-- check_agent reports, for an agent CLI on PATH, its version (version_run, from
+-- start_version), where its hooks are, whether it runs them in Neovim's working
+-- directory (its own trust gates), and the command that fixes what does not.
+function M.check_agent(name, cmd, version_run, bin, passed, start, ok, warn, info)
   local label = ({
     codex = "Codex",
     gemini = "Gemini CLI",
@@ -367,7 +399,7 @@ function M.check_agent(name, cmd, bin, passed, start, ok, warn, info)
     ("%s found: %s (%s)"):format(
       cmd,
       vim.fn.exepath(cmd),
-      command_version(cmd) or "its --version failed"
+      version_of(version_run) or "its --version failed"
     )
   )
   if not bin then

@@ -119,6 +119,10 @@ end
 
 -- decided says what a successful decision did.
 local function decided(action, what, res)
+  if #(res.edits or {}) == 0 and #(res.files or {}) == 0 then
+    notify(("%s: none left to %s"):format(what, action))
+    return
+  end
   local msg = ("%s: %s %s"):format(
     what,
     action == "accept" and "accepted" or "rejected",
@@ -235,6 +239,17 @@ function M.decide(action, id, opts)
         require("mcpdiff.buffers").reload(res.files or {})
         decided(action, what, res)
         return finish(true)
+      end
+      if res.kind == "no_store" then
+        -- Not a failure to the user: nothing was ever recorded here.
+        notify(
+          ("%s: none, there is no edit history in %s or above it yet"):format(
+            what,
+            vim.fn.fnamemodify(cwd, ":~")
+          ),
+          vim.log.levels.WARN
+        )
+        return finish(false)
       end
       res.message = res.message or stderr
       local flag = overrule(action, what, res, flags)

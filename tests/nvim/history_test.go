@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,6 +112,10 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 			t.Fatalf("history after accept: %+v", e)
 		}
 
+		// Nothing pending in the file: said so, not "accepted 0 edits"; and a file
+		// with no history above it at all is not an error either.
+		s.cmd("McpDiffAccept")
+		s.waitMessage("the pending edits of hello.txt: none left to accept")
 		// A file the history never held: said as a warning, not "accepted 0 edits".
 		other := s.writeFile("other.txt", "x\n")
 		s.cmd("edit " + other)
@@ -121,6 +126,13 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 				t.Fatalf("message for a file without history: %+v (want a warning)", m)
 			}
 		}
+		outside := filepath.Join(t.TempDir(), "alone.txt")
+		if err := os.WriteFile(outside, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.cmd("edit " + outside)
+		s.cmd("McpDiffReject")
+		s.waitMessage("alone.txt: none, there is no edit history in ")
 	})
 }
 

@@ -3,6 +3,7 @@
 package nvimtest
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -154,6 +157,38 @@ func TestGuardFindsNeovimThroughLockFile(t *testing.T) {
 		s.editUnsaved(outside)
 		if reason := denied(t, s.runHook(preToolUse(filepath.Dir(outside), outside))); reason != "" {
 			t.Fatalf("a Neovim was asked about a file outside its workspace: %q", reason)
+		}
+	})
+}
+
+// TestServeFindsNeovimThroughLockFile: `mcpdiff serve` started by an MCP client in
+// another terminal (no $NVIM) asks the Neovims running mcpdiff as the hook does: a
+// file one holds with unsaved changes is refused, and stays as it was; another file
+// is written.
+func TestServeFindsNeovimThroughLockFile(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		a := s.writeFile("a.txt", "a\n")
+		b := s.writeFile("b.txt", "b\n")
+		s.editUnsaved(a)
+		server := testenv.StartMCP(t, testenv.MCPServer{Args: []string{"serve", "--root", s.ws}, Dir: s.ws,
+			Env: append(testenv.HomeVars(s.home), "CLAUDE_CONFIG_DIR="+s.config, "NVIM=")})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := server.Call(ctx, "edit_file", map[string]any{"path": a, "old_string": "a", "new_string": "A"})
+		if err != nil || !res.IsError || len(res.Content) == 0 {
+			t.Fatalf("edit_file of a file with unsaved changes in Neovim: %v %+v", err, res)
+		}
+		if text, _ := res.Content[0].(mcp.TextContent); !strings.Contains(text.Text, a+" has unsaved changes in the editor") {
+			t.Fatalf("the refusal says %+v", res.Content[0])
+		}
+		if got := testenv.ReadFile(t, a); got != "a\n" {
+			t.Fatalf("a.txt was written over unsaved changes: %q", got)
+		}
+		if res, err := server.Call(ctx, "edit_file", map[string]any{"path": b, "old_string": "b", "new_string": "B"}); err != nil || res.IsError {
+			t.Fatalf("edit_file b.txt: %v %+v", err, res)
+		}
+		if got := testenv.ReadFile(t, b); got != "B\n" {
+			t.Fatalf("b.txt holds %q", got)
 		}
 	})
 }

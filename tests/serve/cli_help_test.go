@@ -30,6 +30,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		"hooks":   {"install", "uninstall", "--agent", "--scope"},
 		"hook":    {"--agent NAME", "--event EVENT"},
 		"version": {},
+		"help":    {"COMMAND"},
 		"nvim":    {},
 	}
 	for name, want := range flags {
@@ -49,7 +50,8 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		}
 	}
 	// Bad usage: exit 2, what was wrong, the usage and where the help is.
-	for _, args := range [][]string{{"status", "--bogus"}, {"show"}, {"reject"}, {"hooks", "frob"}, {"help", "frob"}, {"frob"}} {
+	for _, args := range [][]string{{"status", "--bogus"}, {"show"}, {"reject"}, {"hooks", "frob"}, {"help", "frob"}, {"frob"},
+		{"serve", "--http", "0.0.0.0:8123"}, {"serve", "--http", "8123"}} {
 		_, errOut, code := cliSplit(t, dir, args...)
 		if code != 2 || !strings.Contains(errOut, "mcpdiff") || strings.Count(strings.TrimSpace(errOut), "\n") > 5 {
 			t.Errorf("mcpdiff %s: exit %d, want 2 with a short message:\n%s", strings.Join(args, " "), code, errOut)
@@ -99,7 +101,8 @@ func TestStatusRowsAreShortAndComplete(t *testing.T) {
 	if got, _, code := cliSplit(t, s.dir, "status", "--conv", short, "--json"); code != 0 || !strings.Contains(got, conv) {
 		t.Fatalf("status --conv %s: exit %d\n%s", short, code, got)
 	}
-	if got, _, code := cliSplit(t, s.dir, "show", short); code != 0 || strings.Count(got, "\nedit ") != 1 {
+	if got, _, code := cliSplit(t, s.dir, "show", short); code != 0 || strings.Count(got, "\nedit ") != 1 ||
+		!strings.Contains(got, "(conversation "+conv+", call 2, create_file, ") {
 		t.Fatalf("show %s: exit %d\n%s", short, code, got)
 	}
 	// Filters that match nothing say so.

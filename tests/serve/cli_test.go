@@ -458,7 +458,7 @@ func TestRejectLinesOfAnEdit(t *testing.T) {
 	}
 	// No pending change there any more: said, nothing done.
 	_, errOut, code = cliSplit(t, s.dir, "reject", "--file", "a.txt", "--lines", "6")
-	if code != 1 || !strings.Contains(errOut, "no pending change on line(s) 6") {
+	if code != 1 || !strings.Contains(errOut, "no pending change on line(s) 6") || !strings.Contains(errOut, "`mcpdiff status --file "+s.Path("a.txt")+"`") {
 		t.Fatalf("reject an empty range: %d %q", code, errOut)
 	}
 	if _, errOut, code := cliSplit(t, s.dir, "accept", id); code != 0 {

@@ -116,3 +116,24 @@ func TestRejectThroughCLIKeepsLaterEdits(t *testing.T) {
 		t.Fatalf("after accepting again: %q", s.Read("a.txt"))
 	}
 }
+
+// A decision's report names each file it wrote as rebuilt, and one it took away (a
+// rejected create, the source of a move put back) as removed.
+func TestDecisionSaysWhichFilesItRemoved(t *testing.T) {
+	s := start(t)
+	s.Write("a.txt", "a\n")
+	conv := convOf(t, s.ok("create_file", map[string]any{"path": "new.txt", "content": "new\n"}))
+	s.ok("move_file", map[string]any{"source": "a.txt", "destination": "b.txt", "mcp_conversation_id": conv})
+	out, code := cli(t, s.dir, "reject", "--conv", conv)
+	if code != 0 || !strings.Contains(out, "\nremoved new.txt\n") || !strings.Contains(out, "\nremoved b.txt\n") || !strings.Contains(out, "\nrebuilt a.txt\n") {
+		t.Fatalf("reject --conv: exit %d\n%s", code, out)
+	}
+	// A file with no pending edit: nothing to do, said of that file.
+	if out, code := cli(t, s.dir, "reject", "--file", "new.txt"); code != 0 || out != "nothing to do: new.txt has no pending edits\n" {
+		t.Fatalf("reject --file of a decided file: exit %d %q", code, out)
+	}
+	out, code = cli(t, s.dir, "accept", "--conv", conv)
+	if code != 0 || !strings.Contains(out, "\nrebuilt new.txt\n") || !strings.Contains(out, "\nremoved a.txt\n") || !strings.Contains(out, "\nrebuilt b.txt\n") {
+		t.Fatalf("accept --conv: exit %d\n%s", code, out)
+	}
+}
