@@ -16,13 +16,15 @@ import (
 // The Neovims that may hold a user's files with unsaved changes are found the same
 // way by everything about to write those files outside Neovim (an agent's hook, a
 // decision from the shell): the one whose terminal runs the writer ($NVIM), and
-// every running Neovim with mcpdiff whose workspace folders hold one of the files,
-// found through the lock files of their IDE servers, which carry Neovim's RPC
+// every running Neovim with mcpdiff whose workspace folders hold one of the files
+// or lie in the workspace of one's edit history, found through the lock files of their IDE servers, which carry Neovim's RPC
 // address.
 
 // Neovims lists the RPC addresses of the Neovims to ask about paths: own (the
 // $NVIM of a process run inside a Neovim, or "") and every live Neovim whose lock
-// file, in lockDirs, names a workspace folder that holds one of paths.
+// file, in lockDirs, names a workspace folder that holds one of paths, or that lies
+// in the workspace of a path's edit history (a Neovim started in a subfolder of the
+// project edits the project's other files too).
 func Neovims(paths []string, own string, lockDirs []string) []string {
 	var addrs []string
 	seen := map[string]bool{}
@@ -33,26 +35,40 @@ func Neovims(paths []string, own string, lockDirs []string) []string {
 		}
 	}
 	add(own)
-	real := make([]string, len(paths))
-	for i, p := range paths {
-		real[i] = history.RealPath(p)
-	}
+	var real, workspaces []string
 	for _, lf := range ide.ReadLockFiles(lockDirs) {
 		if lf.NvimServer == "" || !ide.ProcessAlive(lf.PID) {
 			continue
 		}
-		if holdsAny(lf.WorkspaceFolders, real) {
+		if real == nil { // only when there is a Neovim to ask
+			real = make([]string, len(paths))
+			for i, p := range paths {
+				real[i] = history.RealPath(p)
+				if ws, err := history.Find(filepath.Dir(real[i])); err == nil {
+					workspaces = append(workspaces, history.RealPath(ws))
+				}
+			}
+		}
+		if holdsAny(lf.WorkspaceFolders, real, workspaces) {
 			add(lf.NvimServer)
 		}
 	}
 	return addrs
 }
 
-func holdsAny(folders, paths []string) bool {
+// holdsAny says whether one of folders holds one of paths or lies in one of
+// workspaces.
+func holdsAny(folders, paths, workspaces []string) bool {
+	in := func(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) }
 	for _, f := range folders {
 		f = strings.TrimSuffix(history.RealPath(f), string(filepath.Separator))
 		for _, p := range paths {
-			if p == f || strings.HasPrefix(p, f+string(filepath.Separator)) {
+			if in(p, f) {
+				return true
+			}
+		}
+		for _, w := range workspaces {
+			if in(f, strings.TrimSuffix(w, string(filepath.Separator))) {
 				return true
 			}
 		}

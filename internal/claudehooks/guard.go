@@ -15,7 +15,7 @@ import (
 // have it open is asked whether its buffer has unsaved changes; if one has, the
 // write is denied. Those Neovims are found as nvim.Neovims finds them: the one whose
 // terminal runs Claude Code ($NVIM), and every running Neovim with mcpdiff whose
-// workspace folders hold the file.
+// workspace folders hold the file or lie in the workspace of its edit history.
 //
 // A Neovim that does not answer within askNeovimFor (busy, or waiting at a prompt)
 // might have unsaved changes: the write is denied then too, asking to retry, as the

@@ -46,15 +46,7 @@ func TestLockFile(t *testing.T) {
 			t.Fatalf("the bridge reported version %q", info.Version)
 		}
 		// :cd moves the workspace, so `claude --ide` started there finds this Neovim.
-		sub := filepath.Join(s.ws, "sub")
-		if err := os.Mkdir(sub, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		s.cmd("cd " + sub)
-		eventually(t, "the lock file to follow :cd", func() bool {
-			l := readLock(t, info.Lock)
-			return len(l.WorkspaceFolders) > 0 && l.WorkspaceFolders[0] == sub
-		})
+		s.cdToSubfolder(info.Lock)
 	})
 }
 

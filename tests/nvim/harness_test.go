@@ -221,6 +221,21 @@ func readLock(t *testing.T, path string) lockFile {
 	return l
 }
 
+// cdToSubfolder makes the folder sub of the workspace and has Neovim :cd into it,
+// waiting until the lock file (at lock) names it as the workspace.
+func (s *session) cdToSubfolder(lock string) {
+	s.t.Helper()
+	sub := filepath.Join(s.ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	s.cmd("cd " + sub)
+	eventually(s.t, "the lock file to follow :cd", func() bool {
+		l := readLock(s.t, lock)
+		return len(l.WorkspaceFolders) > 0 && l.WorkspaceFolders[0] == sub
+	})
+}
+
 // lockFiles lists the *.lock files of the session's lock directory.
 func (s *session) lockFiles() []string {
 	matches, _ := filepath.Glob(filepath.Join(s.config, "ide", "*.lock"))

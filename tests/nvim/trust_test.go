@@ -150,6 +150,38 @@ func TestShellDecisionsRefuseFilesWithUnsavedChanges(t *testing.T) {
 	})
 }
 
+// A Neovim started in a subfolder of the project (here moved there by :cd, which
+// its lock file follows) edits the project's other files too: a decision from the
+// shell and an agent's write both ask it about them.
+func TestNeovimInASubfolderIsAsked(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		v0 := numberedLines(4)
+		path := s.writeFile("a.txt", v0)
+		e1 := s.agentEdit(path, replaceLines(v0, map[int]string{2: "two"}), "p1")
+		s.cdToSubfolder(s.waitAttached().Lock)
+		s.cmd("edit ../a.txt")
+		s.lua(`vim.api.nvim_buf_set_lines(0, 0, 1, false, { "mine, not saved" })`, nil)
+		onDisk, history := testenv.ReadFile(t, path), s.historyJSON()
+
+		if out, code := s.cli("reject", e1); code != 1 || !strings.Contains(out, "a.txt has unsaved changes in Neovim") {
+			t.Fatalf("reject: exit %d\n%s", code, out)
+		}
+		if testenv.ReadFile(t, path) != onDisk || s.historyJSON() != history {
+			t.Fatal("a refused decision changed the file or the history")
+		}
+		pre, _ := json.Marshal(map[string]any{
+			"session_id": "s1", "cwd": s.ws, "permission_mode": "auto", "hook_event_name": "PreToolUse",
+			"tool_name": "Edit", "tool_use_id": "toolu_sub", "tool_input": map[string]any{"file_path": path, "old_string": "x", "new_string": "y"},
+		})
+		if r := s.runHook(string(pre)); r.code != 0 || !strings.Contains(r.stdout, `"deny"`) || !strings.Contains(r.stdout, "unsaved changes in Neovim") {
+			t.Fatalf("PreToolUse: exit %d, %q %q; want a deny", r.code, r.stdout, r.stderr)
+		}
+		if got := s.bufferLines(path); got[0] != "mine, not saved" {
+			t.Fatalf("the buffer lost its unsaved changes: %q", got)
+		}
+	})
+}
+
 // A Neovim that does not answer within a second (busy, or waiting at a prompt:
 // here stopped) does not block a decision from the shell, which says so.
 func TestShellDecisionGoesOnWhenNeovimDoesNotAnswer(t *testing.T) {
