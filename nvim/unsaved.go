@@ -17,8 +17,8 @@ import (
 // way by everything about to write those files outside Neovim (an agent's hook, a
 // decision from the shell): the one whose terminal runs the writer ($NVIM), and
 // every running Neovim with mcpdiff whose workspace folders hold one of the files
-// or lie in the workspace of one's edit history, found through the lock files of their IDE servers, which carry Neovim's RPC
-// address.
+// or lie in the workspace of one's edit history, found through the lock files of
+// their IDE servers, which carry Neovim's RPC address.
 
 // Neovims lists the RPC addresses of the Neovims to ask about paths: own (the
 // $NVIM of a process run inside a Neovim, or "") and every live Neovim whose lock
