@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/mcpdiff/mcpdiff/internal/testenv/changetx"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
@@ -967,6 +968,23 @@ func TestQuietWaitsForTheWriterAndTouchesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(staged); err != nil {
 		t.Fatalf("Quiet swept a staged file: %v", err)
+	}
+}
+
+// A caller that stops waiting for the lock (a client that cancelled its call) is told
+// that it stopped, not that another process held the lock for the whole time limit.
+func TestCancelledLockWaitSaysSo(t *testing.T) {
+	w, _ := oneFile(t, "a.txt", numbered(3))
+	held := flock.New(filepath.Join(w.dir, Dir, "history.lock")) // as another process holds it
+	if err := held.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Unlock() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := w.store.lock(ctx)
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "stayed locked") {
+		t.Fatalf("a cancelled wait for the lock said %v", err)
 	}
 }
 

@@ -277,15 +277,20 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		return nil, s.files.special("history.lock", fi.Mode())
 	}
 	fl := flock.New(filepath.Join(s.dir, "history.lock"), flock.SetPermissions(0o600))
-	ctx, cancel := context.WithTimeout(ctx, lockTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
-	if err != nil && ctx.Err() == nil {
+	ok, err := fl.TryLockContext(waitCtx, 5*time.Millisecond)
+	if err != nil && waitCtx.Err() == nil {
 		s.mu.Unlock()
 		return nil, s.files.fail("lock", "history.lock", err)
 	}
 	if !ok {
 		s.mu.Unlock()
+		// A caller that gave up (a client that cancelled its call) is told so, not
+		// that another process held the lock for the whole time limit.
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("stopped waiting for the edit history's lock in %s: %w", s.dir, ctx.Err())
+		}
 		return nil, fmt.Errorf("the edit history in %s stayed locked by another mcpdiff process for %v; try again", s.dir, lockTimeout)
 	}
 	s.files.spares.begin()
