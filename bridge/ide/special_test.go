@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // A FIFO, or a link to a device, where openDiff expects the old file is refused at
@@ -33,5 +35,30 @@ func TestOpenDiffRefusesSpecialFiles(t *testing.T) {
 	}
 	if calls := s.editor.callLog(); len(calls) != 0 {
 		t.Errorf("editor calls: %v", calls)
+	}
+}
+
+// A FIFO swapped in where a diff accepted with empty text is awaited has the size of
+// that text (0), yet the watch does not open it: the open would block until a writer
+// came.
+func TestWriteSeenDoesNotOpenAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := newWriteSeen(path, "")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	looked := make(chan bool)
+	go func() {
+		holds, _ := w.look(true)
+		looked <- holds
+	}()
+	if holds := testenv.Receive(t, looked, "a look at the FIFO"); holds {
+		t.Error("a FIFO taken for the accepted empty text")
 	}
 }

@@ -40,10 +40,10 @@ func newWriteSeen(path, text string) writeSeen {
 }
 
 // holdsText reads the file only when its stamp allows the text: a file of another
-// size cannot hold it. The comparison converts nothing (the compiler compares
-// string(data) in place).
+// size cannot hold it, nor can a FIFO or a device (opening one could block). The
+// comparison converts nothing (the compiler compares string(data) in place).
 func (w *writeSeen) holdsText(now workspace.Stamp) bool {
-	if !now.Exists || now.Size != int64(len(w.text)) {
+	if !now.Exists || !now.Mode.IsRegular() || now.Size != int64(len(w.text)) {
 		return false
 	}
 	data, err := os.ReadFile(w.path)
