@@ -155,7 +155,7 @@ func decideFailed(stdout, stderr io.Writer, a *cliArgs, err error) int {
 		}
 		if conflict.Rejecting {
 			command = withLaterCommand(a)
-			msg += "; to reject them together: " + command
+			msg = conflict.Summary() + "; reject them too (" + command + ") or decide on them first"
 		}
 	case errors.As(err, &external):
 		kind = "external_change"

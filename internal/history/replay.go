@@ -228,6 +228,15 @@ func (e *ConflictError) Later() []*Entry {
 }
 
 func (e *ConflictError) Error() string {
+	if e.Rejecting {
+		return e.Summary() + "; reject them too (--with-later) or decide on them first"
+	}
+	return e.Summary() + "; decide on them first"
+}
+
+// Summary says which later edits are in the way, without advice: a caller that can
+// name the whole command to run gives its own.
+func (e *ConflictError) Summary() string {
 	var parts []string
 	for _, c := range e.Conflicts {
 		parts = append(parts, c.String())
@@ -237,11 +246,7 @@ func (e *ConflictError) Error() string {
 	if n > 1 {
 		what = fmt.Sprintf("%d later edits are", n)
 	}
-	msg := fmt.Sprintf("conflict: %s in the way: %s", what, strings.Join(parts, "; "))
-	if e.Rejecting {
-		return msg + "; reject them too (--with-later) or decide on them first"
-	}
-	return msg + "; decide on them first"
+	return fmt.Sprintf("conflict: %s in the way: %s", what, strings.Join(parts, "; "))
 }
 
 // replayer runs one lineage.

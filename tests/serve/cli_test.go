@@ -413,8 +413,9 @@ func TestConflictOffersWithLater(t *testing.T) {
 	}
 	_, errOut, code := cliSplit(t, s.dir, "reject", ids[0][:8])
 	want := "mcpdiff reject " + ids[0][:8] + " --with-later"
-	if code != 1 || !strings.Contains(errOut, ids[1][:8]) || !strings.Contains(errOut, ids[2][:8]) || strings.Contains(errOut, ids[3][:8]) || !strings.Contains(errOut, want) {
-		t.Fatalf("exit %d, stderr %q: want both later edits and %q", code, errOut, want)
+	if code != 1 || !strings.Contains(errOut, ids[1][:8]) || !strings.Contains(errOut, ids[2][:8]) || strings.Contains(errOut, ids[3][:8]) ||
+		!strings.Contains(errOut, want) || strings.Count(errOut, "--with-later") != 1 {
+		t.Fatalf("exit %d, stderr %q: want both later edits and %q, once", code, errOut, want)
 	}
 	out, _, _ := cliSplit(t, s.dir, "reject", ids[0][:8], "--json")
 	var res struct {
