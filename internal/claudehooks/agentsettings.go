@@ -100,7 +100,7 @@ func InstallAgent(a *Agent, scope string, e Env, bin string) ([]string, error) {
 	}
 	var done []string
 	if changed {
-		done = append(done, fmt.Sprintf("installed the hooks in %s (%s)", sf.path, commandFor(a, bin, formats[a].events[0].name)))
+		done = append(done, fmt.Sprintf("installed the hooks in %s (%s)", sf.path, commandsFor(a, bin)))
 	}
 	if a == codex {
 		trusted, err := trustCodexHooks(sf, e)

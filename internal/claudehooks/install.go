@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -120,6 +121,18 @@ func commandFor(a *Agent, bin, event string) string {
 		cmd += " --event " + event
 	}
 	return cmd
+}
+
+// commandsFor is what the hooks of a run, each command once ("; " between them):
+// Copilot CLI's differ by event.
+func commandsFor(a *Agent, bin string) string {
+	var cmds []string
+	for _, ev := range formats[a].events {
+		if c := commandFor(a, bin, ev.name); !slices.Contains(cmds, c) {
+			cmds = append(cmds, c)
+		}
+	}
+	return strings.Join(cmds, "; ")
 }
 
 // entry is mcpdiff's entry in an event's list.

@@ -99,6 +99,10 @@ func TestAgentHooksInstallUninstall(t *testing.T) {
 				t.Fatalf("install: exit %d %q %q", code, out, errOut)
 			}
 			installed := readOr(files[0].path)
+			// What install says it ran is each of the commands it installed.
+			if c.agent == "copilot" && (!strings.Contains(out, "--event preToolUse;") || !strings.Contains(out, "--event userPromptSubmitted)")) {
+				t.Errorf("install names only some of its commands: %q", out)
+			}
 			for _, want := range c.wantIn {
 				want = strings.ReplaceAll(want, "HOME/", w.home("")+"/")
 				if !strings.Contains(installed, want) {
