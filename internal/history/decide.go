@@ -354,7 +354,7 @@ func (snap *snapshot) refuseInvalid(id string) error {
 	if bad[0].EditID != id && bad[0].ConversationID == id {
 		what = "conversation " + id + " holds edit " + short(bad[0].EditID) + ", which"
 	}
-	return fmt.Errorf("%w: %s is invalid: %s; no decision acts on it (`mcpdiff cleanup` drops its conversation once the rest of it is decided)", ErrInvalidEntry, what, bad[0].invalid)
+	return fmt.Errorf("%w: %s is invalid: %s; %s", ErrInvalidEntry, what, bad[0].invalid, invalidAdvice)
 }
 
 // touchedLineages are the files a decision looks at: those of the picked edits and

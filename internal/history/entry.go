@@ -202,7 +202,7 @@ func (s *Store) load() (*snapshot, error) {
 				s.localizeEntry(l.entry)
 				if l.entry.invalid = s.invalidEntry(l.entry); l.entry.invalid != "" {
 					snap.invalid = append(snap.invalid, l.entry)
-					snap.invalidNotes = append(snap.invalidNotes, fmt.Sprintf("edit %s (logs/%s) is invalid: %s; no decision acts on it", short(l.entry.EditID), n.Name(), l.entry.invalid))
+					snap.invalidNotes = append(snap.invalidNotes, fmt.Sprintf("edit %s (logs/%s) is invalid: %s; %s", short(l.entry.EditID), n.Name(), l.entry.invalid, invalidAdvice))
 					continue
 				}
 				snap.entries = append(snap.entries, l.entry)
@@ -250,7 +250,7 @@ func (snap *snapshot) invalidateSharedIDs() {
 		}
 		e.invalid = "another entry has its edit id"
 		snap.invalid = append(snap.invalid, e)
-		snap.invalidNotes = append(snap.invalidNotes, fmt.Sprintf("edit %s (logs/%s.log) is invalid: %s; no decision acts on it", short(e.EditID), e.ConversationID, e.invalid))
+		snap.invalidNotes = append(snap.invalidNotes, fmt.Sprintf("edit %s (logs/%s.log) is invalid: %s; %s", short(e.EditID), e.ConversationID, e.invalid, invalidAdvice))
 	}
 	snap.entries = kept
 }
@@ -269,6 +269,10 @@ func (snap *snapshot) whole() error {
 	}
 	return nil
 }
+
+// invalidAdvice ends every message about an invalid entry: what it means, and how
+// it goes away.
+const invalidAdvice = "no decision acts on it (`mcpdiff cleanup` drops its conversation once the rest of it is decided)"
 
 // invalidEntry says why no decision may act on e, or "".
 func (s *Store) invalidEntry(e *Entry) string {

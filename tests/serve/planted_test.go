@@ -303,8 +303,9 @@ func TestPlantedVersionControlWritesAreRefused(t *testing.T) {
 			r.refused([]string{"reject", id}, "is invalid", tc.path)
 			r.refused([]string{"reject", "--conv", "conv_1_planted"}, "is invalid")
 			out, errOut, _ = r.run("status")
-			if !strings.Contains(out, "invalid") || !strings.Contains(errOut, "is invalid") {
-				t.Fatalf("status does not show the entry as invalid:\n%s\n%s", out, errOut)
+			// The warning says how it goes away, as the refusals do.
+			if !strings.Contains(out, "invalid") || !strings.Contains(errOut, "is invalid") || !strings.Contains(errOut, "mcpdiff cleanup") {
+				t.Fatalf("status does not show the entry as invalid, with the way out:\n%s\n%s", out, errOut)
 			}
 			var entries []map[string]any
 			out, _, _ = r.run("status", "--json")
