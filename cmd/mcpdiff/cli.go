@@ -140,6 +140,19 @@ func openStore(dir string) (*history.Store, error) {
 	return history.OpenExisting(root)
 }
 
+// throughLink adds to err, when it says that the file given (as --file) has no
+// history, that the path leads there through a symlink: the history holds files by
+// their real path, and a folder that became a link makes the name another file.
+func throughLink(err error, given, resolved string) error {
+	if !errors.Is(err, history.ErrNoHistory) && !errors.Is(err, history.ErrNoPendingChange) {
+		return err
+	}
+	if lexical, _ := filepath.Abs(given); lexical != resolved {
+		return fmt.Errorf("%w (%s leads there through a symlink)", err, given)
+	}
+	return err
+}
+
 // absFile turns a --file argument into the absolute real path the log records.
 func absFile(p string) string {
 	abs, err := filepath.Abs(p)

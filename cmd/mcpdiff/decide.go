@@ -75,7 +75,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		external.Workspace = store.Workspace()
 	}
 	if err != nil {
-		return decideFailed(stdout, stderr, a, err)
+		return decideFailed(stdout, stderr, a, throughLink(err, a.file, sel.File))
 	}
 	buffers.reload(out.Files)
 	if a.json {

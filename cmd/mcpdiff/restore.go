@@ -32,7 +32,7 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 		warn(stderr, out.Warnings)
 	}
 	if err != nil {
-		return refused(stderr, err)
+		return refused(stderr, throughLink(err, a.file, path))
 	}
 	name := termsafe.Escape(store.Rel(path))
 	tty := isTerminal(stdout)

@@ -133,7 +133,7 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 			}
 			diff = udiff.Unified(s.relName(p, R.exists), s.relName(p, disk.exists), before, disk.content, 3)
 		}
-		out = append(out, Drift{Path: p, Diff: diff})
+		out = append(out, Drift{Path: p, Diff: diff, Blocked: s.blockedFolder(p)})
 	}
 	return out, nil
 }
@@ -225,6 +225,31 @@ func (s *Store) Notices(l *Listing, dir string) Notices {
 	return n
 }
 
+// blockedFolder is the first folder on the way to path (absolute, in the workspace)
+// that is no longer a real folder, relative; "" when each is one, or is missing (a
+// rebuild makes it). Asked only of files that changed outside mcpdiff.
+func (s *Store) blockedFolder(path string) string {
+	rel, err := s.relPath(path)
+	if err != nil {
+		return ""
+	}
+	folder := ""
+	for _, name := range strings.Split(filepath.ToSlash(filepath.Dir(rel)), "/") {
+		if name == "." {
+			break
+		}
+		folder = filepath.Join(folder, name)
+		fi, err := s.workspace.Lstat(folder)
+		if err != nil {
+			return ""
+		}
+		if !fi.IsDir() {
+			return filepath.ToSlash(folder)
+		}
+	}
+	return ""
+}
+
 // DriftNote says that the file of d was changed outside mcpdiff since its last
 // recorded state, and the two ways out: keep the change, or discard it with
 // `mcpdiff restore` (a command run in dir; it names the workspace when dir is
@@ -232,6 +257,10 @@ func (s *Store) Notices(l *Listing, dir string) Notices {
 // quoted as in the command, so that no character of it acts on a terminal or
 // splits the line.
 func (s *Store) DriftNote(d Drift, dir string) string {
+	if b := shell.Quote(d.Blocked); d.Blocked != "" {
+		return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state; it can be neither restored nor recorded "+
+			"while %s is not a folder (it is a file or a symlink now): make %s a folder again, or leave the file", shell.Quote(s.Rel(d.Path)), b, b)
+	}
 	cmd := []string{"mcpdiff", "restore", "--file", d.Path}
 	if r, ok := strings.CutPrefix(d.Path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator)); ok && dir != "" {
 		cmd[3] = r

@@ -56,6 +56,11 @@ type Outcome struct {
 type Drift struct {
 	Path string
 	Diff string // recorded state → what is on disk
+	// Blocked is the folder on the way to Path (relative, slash-separated) that is no
+	// longer a folder (a file, a symlink), or "": until it is one again the history
+	// can neither restore Path nor record it. Set by the listings (a decision on such
+	// a file stops earlier, at reading it).
+	Blocked string
 }
 
 // ExternalChangeError stops a decision that would overwrite changes made outside

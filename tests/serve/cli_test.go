@@ -385,6 +385,14 @@ func TestStatusReportsAFolderThatIsNoLongerOne(t *testing.T) {
 			if len(args) == 1 && strings.Count(out, "\n") != 3 {
 				t.Fatalf("sub is %s: status does not list both edits:\n%s", c.what, out)
 			}
+			// No advice that cannot work: restore cannot write through sub.
+			if strings.Contains(out+errOut, "mcpdiff restore") || !strings.Contains(out+errOut, "while sub is not a folder") {
+				t.Fatalf("sub is %s: %v does not say why sub/x.txt cannot be restored:\n%s%s", c.what, args, out, errOut)
+			}
+		}
+		if _, errOut, code := cliSplit(t, s.dir, "restore", "--file", "sub/x.txt"); code != 1 ||
+			(c.what == "a symlink out of the workspace" && !strings.Contains(errOut, "sub/x.txt leads there through a symlink")) {
+			t.Fatalf("sub is %s: restore --file sub/x.txt: exit %d %s", c.what, code, errOut)
 		}
 		if _, errOut, code := cliSplit(t, s.dir, "reject", b); code != 0 {
 			t.Fatalf("sub is %s: reject of the other file: exit %d %s", c.what, code, errOut)
