@@ -276,11 +276,14 @@ func exitOnPanic(code *int) {
 }
 
 func refused(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "mcpdiff: %s\n", termsafe.Escape(oneLine(err.Error())))
+	fmt.Fprintf(stderr, "mcpdiff: %s\n", oneLine(err.Error()))
 	return exitRefused
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine is a message on one line, as it is otherwise: its control characters
+// (a newline in a file name) escaped, not squeezed, so that a name or a command in it
+// stays exact.
+func oneLine(s string) string { return termsafe.Escape(strings.TrimSpace(s)) }
 
 func nonNil(s []string) []string {
 	if s == nil {

@@ -77,6 +77,16 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 			t.Fatalf("show printed control characters %q:\n%s", c, out)
 		}
 	}
+	// A refusal names the file as it is: escaped, not with its newline made a space.
+	for _, name := range hostileNames {
+		_, errOut, code := cliSplit(t, s.dir, "reject", "--file", name)
+		if code != 1 || controlBytes(errOut) != "" || strings.Count(errOut, "\n") != 1 {
+			t.Fatalf("reject --file %q: exit %d, stderr %q", name, code, errOut)
+		}
+	}
+	if _, errOut, _ := cliSplit(t, s.dir, "reject", "--file", hostileNames[3]); !strings.Contains(errOut, `two\nrows  pending`) {
+		t.Errorf("the refusal does not show the name as it is: %q", errOut)
+	}
 	if _, err := os.Stat(s.Path("PWNED")); err == nil {
 		t.Fatal("a name ran a command")
 	}
