@@ -14,10 +14,11 @@ local function one_of(choices)
     "one of " .. table.concat(choices, ", ")
 end
 
-local function string_or_false(v)
-  return v == false or type(v) == "string"
+-- A keymap is a key or false; "" is no key (mapping it is an error in every view).
+local function key_or_false(v)
+  return v == false or (type(v) == "string" and v ~= "")
 end
-local keymap = { string_or_false, "a string or false" }
+local keymap = { key_or_false, "a non-empty string or false" }
 
 local function list_of_strings(v)
   if type(v) ~= "table" then
