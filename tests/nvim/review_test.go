@@ -327,6 +327,33 @@ return {}`, &lines)
 	})
 }
 
+// setup() called again applies the new global keys: a key set to false or moved
+// elsewhere is no longer mapped by mcpdiff, while a mapping the user made since is
+// left alone.
+func TestSetupAgainMovesTheGlobalKeys(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, options{"auto_start": false, "keymaps": map[string]any{"preview_pending": "gp"}})
+		maps := func() map[string]string {
+			return luaValue[map[string]string](s, `
+local out = {}
+for _, k in ipairs({ "]h", "[h", "]p", "gp" }) do out[k] = vim.fn.maparg(k, "n", false, true).desc or "" end
+return out`)
+		}
+		if m := maps(); m["]h"] == "" || m["[h"] == "" || m["gp"] == "" {
+			t.Fatalf("after setup(): %q", m)
+		}
+		s.cmd("nnoremap gp :echo 'mine'<CR>")
+		s.lua(`require("mcpdiff").setup({ bin = ..., auto_start = false, keymaps = { next_pending = false, prev_pending = "]p", preview_pending = false } })`, nil, testenv.Binary)
+		m := maps()
+		if m["]h"] != "" || m["[h"] != "" || !strings.HasPrefix(m["]p"], "mcpdiff: ") {
+			t.Fatalf("after setup() with next_pending = false, prev_pending = \"]p\": %q", m)
+		}
+		if rhs := luaValue[string](s, `return vim.fn.maparg("gp", "n")`); !strings.Contains(rhs, "mine") {
+			t.Fatalf("the user's gp was taken away: %q", rhs)
+		}
+	})
+}
+
 // :McpDiffQuickfix lists one entry per pending hunk, across files.
 func TestQuickfixListsEveryPendingHunk(t *testing.T) {
 	eachStarted(t, nil, func(t *testing.T, s *session) {
