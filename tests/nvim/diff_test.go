@@ -478,6 +478,37 @@ end })`, nil)
 	})
 }
 
+// A view replaced by a new openDiff of its tab name closes with the reason
+// "replaced", as :help McpDiffClosed says, not "closed".
+func TestReplacedViewClosesAsReplaced(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		s.lua(`
+_G.closed = {}
+vim.api.nvim_create_autocmd("User", { pattern = "McpDiffClosed", callback = function(a)
+  table.insert(_G.closed, (a.data or vim.g.mcpdiff_event).reason)
+end })`, nil)
+		path := s.writeFile("hello.txt", "hello\n")
+		tab := tabName("hello.txt", 10)
+		first := c.OpenDiff(path, "first\n", tab)
+		s.waitViews(1)
+		second := c.OpenDiff(path, "second\n", tab)
+		expectTexts(t, "first openDiff", c.Texts(first, "first openDiff"), "DIFF_REJECTED", tab)
+		var reasons []string
+		eventually(t, "User McpDiffClosed of the replaced view", func() bool {
+			s.lua(`return _G.closed`, &reasons)
+			return len(reasons) == 1
+		})
+		if reasons[0] != "replaced" {
+			t.Fatalf("the replaced view closed with the reason %q, want \"replaced\"", reasons[0])
+		}
+		eventually(t, "the second proposal to be shown", func() bool {
+			return reflect.DeepEqual(luaValue[[]string](s, `return vim.api.nvim_buf_get_lines(0, 0, -1, false)`), []string{"second"})
+		})
+		s.cmd("q")
+		expectTexts(t, "second openDiff", c.Texts(second, "second openDiff"), "DIFF_REJECTED", tab)
+	})
+}
+
 func TestKeepFocus(t *testing.T) {
 	eachConnected(t, options{"keep_focus": true}, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
