@@ -18,6 +18,30 @@ M.sidebar_filetypes = {
   snacks_layout_box = true,
 }
 
+-- close_current closes the current window (q in mcpdiff's own buffers). The last
+-- window, which :close cannot close (E444), shows the file used last instead, else
+-- an empty buffer.
+function M.close_current()
+  if pcall(vim.cmd, "close") then
+    return
+  end
+  local cur, best = api.nvim_get_current_buf(), nil
+  for _, info in ipairs(vim.fn.getbufinfo({ buflisted = 1 })) do
+    if
+      info.bufnr ~= cur
+      and vim.bo[info.bufnr].buftype == ""
+      and (not best or info.lastused > best.lastused)
+    then
+      best = info
+    end
+  end
+  if best then
+    api.nvim_win_set_buf(0, best.bufnr)
+  else
+    vim.cmd("enew")
+  end
+end
+
 function M.is_float(w)
   return api.nvim_win_get_config(w).relative ~= ""
 end
