@@ -266,17 +266,23 @@ function M.render(buf)
   if not require("mcpdiff.config").values.signs then
     return
   end
-  local list = {}
+  -- One sign per line: where changes share a line (a deletion sits on the line
+  -- above it), the later one's, which Neovim showed of the two.
+  local list, at_line = {}, {}
   local last = api.nvim_buf_line_count(buf)
   for _, h in ipairs(M.current(buf)) do
     local name = h.kind == "add" and "McpDiffAdd"
       or h.kind == "delete" and "McpDiffDelete"
       or "McpDiffChange"
     for lnum = h.start_line, math.min(h.end_line, last) do
-      table.insert(
-        list,
+      local sign =
         { buffer = buf, group = SIGN_GROUP, name = name, lnum = lnum, priority = SIGN_PRIORITY }
-      )
+      if at_line[lnum] then
+        list[at_line[lnum]] = sign
+      else
+        table.insert(list, sign)
+        at_line[lnum] = #list
+      end
     end
   end
   if #list > 0 then

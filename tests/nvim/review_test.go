@@ -153,6 +153,20 @@ func TestPendingEditsShowInTheBuffer(t *testing.T) {
 	})
 }
 
+// The sign column has one sign per line: two pending changes shown on one line (here
+// lines removed at the top and lines removed below line 1) place one sign there.
+func TestOneSignPerLine(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		path := s.writeFile("a.txt", "1\n2\n3\n4\n")
+		s.recordEdit("conv_1_os", path, "1\n2\n3\n4\n", "2\n4\n")
+		s.cmd("edit " + path)
+		eventually(t, "the two deletions in hunks()", func() bool { return hunkText(s.hunks(path)) != "" })
+		if got := s.signs(path); got != "1:McpDiffDelete" {
+			t.Fatalf("signs %q, want one on line 1 (hunks %s)", got, hunkText(s.hunks(path)))
+		}
+	})
+}
+
 // Unsaved changes above a hunk move it in hunks() (the file on disk is unchanged).
 func TestHunksFollowUnsavedChanges(t *testing.T) {
 	eachStarted(t, nil, func(t *testing.T, s *session) {
