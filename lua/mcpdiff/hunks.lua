@@ -17,6 +17,7 @@ local state = {
   by_name = {}, -- buffer name -> hunks as the bridge sent them (lines on disk)
   fresh = {}, -- buffer names just read or written, for the next report
   defined = false,
+  preview_win = nil, -- the float of preview(), while it may be open
 }
 
 local function notify(msg, level)
@@ -465,6 +466,10 @@ end
 -- to the line (never over it), that closes when the cursor moves. Returns the
 -- window, or nil when there is no pending change there.
 function M.preview()
+  -- One preview at a time: the next one replaces it (its autocmds go with the group).
+  if state.preview_win and api.nvim_win_is_valid(state.preview_win) then
+    api.nvim_win_close(state.preview_win, true)
+  end
   local line = api.nvim_win_get_cursor(0)[1]
   local hunks = at_line(line)
   if #hunks == 0 then
@@ -480,6 +485,7 @@ function M.preview()
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].filetype = "diff"
   vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe" -- closing the float is the end of it
   local place = float_place(#lines)
   local win = api.nvim_open_win(buf, false, {
     relative = "cursor",
@@ -491,6 +497,7 @@ function M.preview()
     style = "minimal",
     border = "single",
   })
+  state.preview_win = win
   vim.b[buf].mcpdiff_preview = hunks[1].edit_id
   local group = api.nvim_create_augroup("mcpdiff_preview", { clear = true })
   api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufLeave", "InsertEnter" }, {

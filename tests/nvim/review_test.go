@@ -681,6 +681,35 @@ end
 return out`)
 }
 
+// A second :McpDiffPreviewPending replaces the first preview instead of leaving it
+// open for good: one float, and none once the cursor moves, nor its buffer.
+func TestPreviewTwiceLeavesOneFloat(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		path, _ := s.openEdited("a.txt", "1\n2\n3\n", "1\nX\n3\n", "conv_1_pt", "change 2-2", "2:McpDiffChange")
+		s.waitBuffer(path, "1\nX\n3\n")
+		floats := func() int {
+			return luaValue[int](s, `local n = 0
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= "" then n = n + 1 end
+end
+return n`)
+		}
+		bufs := func() int { return luaValue[int](s, `return #vim.api.nvim_list_bufs()`) }
+		before := bufs()
+		s.cmd("2")
+		s.cmd("McpDiffPreviewPending")
+		s.cmd("McpDiffPreviewPending")
+		if n := floats(); n != 1 {
+			t.Fatalf("after two previews: %d floating windows, want 1", n)
+		}
+		s.input("k")
+		eventually(t, "the preview to close as the cursor moved", func() bool { return floats() == 0 })
+		if after := bufs(); after != before {
+			t.Fatalf("the previews left %d buffers behind", after-before)
+		}
+	})
+}
+
 // The preview of a line lists every pending change of it, also those a later
 // pending edit overwrote, and never covers the line: on the last row of the window
 // it opens above it.
