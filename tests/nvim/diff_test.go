@@ -478,6 +478,29 @@ end })`, nil)
 	})
 }
 
+// The proposal has the file's filetype, also for a new file and where the file has
+// no buffer with a filetype yet (this Neovim runs without :filetype on), on every
+// Neovim: 0.7's vim.filetype.match sets a buffer's filetype instead of returning it.
+func TestProposalHasTheFilesFiletype(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		for i, name := range []string{"old.lua", "new.lua"} {
+			path := filepath.Join(s.ws, name)
+			if name == "old.lua" {
+				path = s.writeFile(name, "x = 1\n")
+			}
+			tab := tabName(name, 20+i)
+			answer := c.OpenDiff(path, "x = 2\n", tab)
+			s.waitViews(1)
+			if ft := luaValue[string](s, `return vim.bo[...].filetype`, s.proposalBuf(tab)); ft != "lua" {
+				t.Errorf("the proposal of %s has the filetype %q, want lua", name, ft)
+			}
+			s.cmd("McpDiffReject")
+			expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+			eventually(t, "the view gone", func() bool { return len(s.views()) == 0 })
+		}
+	})
+}
+
 // A view replaced by a new openDiff of its tab name closes with the reason
 // "replaced", as :help McpDiffClosed says, not "closed".
 func TestReplacedViewClosesAsReplaced(t *testing.T) {
