@@ -318,6 +318,13 @@ function M._update(p)
   end
 end
 
+-- redraw places the signs of every file buffer again (after the option signs changed).
+function M.redraw()
+  for _, buf in pairs(buffers_by_name()) do
+    M.render(buf)
+  end
+end
+
 -- refresh asks the bridge again for the hunks of buf and redraws its signs.
 function M.refresh(buf)
   local name = file_name(buf)

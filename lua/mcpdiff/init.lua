@@ -65,6 +65,10 @@ function M.setup(opts)
   if bridge and bridge.running() then
     follow_clients(bridge.clients())
   end
+  local hunks = package.loaded["mcpdiff.hunks"]
+  if hunks then
+    hunks.redraw() -- signs on or off
+  end
   M.set_keymaps(config.values.keymaps)
   -- From now on each file buffer keeps the stamp of what it read (the reload rule).
   require("mcpdiff.buffers").track()

@@ -167,6 +167,22 @@ func TestOneSignPerLine(t *testing.T) {
 	})
 }
 
+// setup() called again with signs = false takes the signs away at once, and signs =
+// true puts them back, without waiting for the next change of the history.
+func TestSetupAgainTogglesTheSigns(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		path, _ := s.openEdited("a.txt", "1\n2\n", "1\nX\n", "conv_1_st", "change 2-2", "2:McpDiffChange")
+		s.lua(`require("mcpdiff").setup({ bin = ..., signs = false })`, nil, testenv.Binary)
+		if got := s.signs(path); got != "" {
+			t.Fatalf("after setup() with signs = false: signs %q", got)
+		}
+		s.lua(`require("mcpdiff").setup({ bin = ..., signs = true })`, nil, testenv.Binary)
+		if got := s.signs(path); got != "2:McpDiffChange" {
+			t.Fatalf("after setup() with signs = true: signs %q", got)
+		}
+	})
+}
+
 // Unsaved changes above a hunk move it in hunks() (the file on disk is unchanged).
 func TestHunksFollowUnsavedChanges(t *testing.T) {
 	eachStarted(t, nil, func(t *testing.T, s *session) {
