@@ -16,6 +16,7 @@ M.sidebar_filetypes = {
   qf = true,
   snacks_picker_list = true,
   snacks_layout_box = true,
+  mcpdiff = true, -- the review list (:McpDiffStatus)
 }
 
 -- close_current closes the current window (q in mcpdiff's own buffers). The last

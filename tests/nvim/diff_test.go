@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -498,6 +499,32 @@ func TestProposalHasTheFilesFiletype(t *testing.T) {
 			expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
 			eventually(t, "the view gone", func() bool { return len(s.views()) == 0 })
 		}
+	})
+}
+
+// A diff never replaces the review list: with the cursor in :McpDiffStatus it opens
+// in the editor window beside the list, which stays, as it does beside a sidebar.
+func TestDiffLeavesTheReviewListAlone(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		s.cmd("edit " + s.writeFile("other.txt", "o\n"))
+		path := s.writeFile("a.txt", "a\n")
+		s.cmd("McpDiffStatus")
+		s.waitListLine("History")
+		tab := tabName("a.txt", 30)
+		answer := c.OpenDiff(path, "b\n", tab)
+		s.waitViews(1)
+		names := func() []string {
+			return luaValue[[]string](s, `local out = {}
+for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  table.insert(out, vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)))
+end
+return out`)
+		}
+		if got := names(); !slices.ContainsFunc(got, func(n string) bool { return strings.HasSuffix(n, "mcpdiff://status") }) {
+			t.Fatalf("the diff took the review list's window: the windows show %q", got)
+		}
+		s.cmd("McpDiffReject")
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
 	})
 }
 
