@@ -160,7 +160,9 @@ func TestOneSignPerLine(t *testing.T) {
 		path := s.writeFile("a.txt", "1\n2\n3\n4\n")
 		s.recordEdit("conv_1_os", path, "1\n2\n3\n4\n", "2\n4\n")
 		s.cmd("edit " + path)
-		eventually(t, "the two deletions in hunks()", func() bool { return hunkText(s.hunks(path)) != "" })
+		eventually(t, "the two deletions in hunks() and the signs", func() bool {
+			return hunkText(s.hunks(path)) == "delete 1-1, delete 1-1" && s.signs(path) != ""
+		})
 		if got := s.signs(path); got != "1:McpDiffDelete" {
 			t.Fatalf("signs %q, want one on line 1 (hunks %s)", got, hunkText(s.hunks(path)))
 		}
