@@ -43,6 +43,25 @@ function M.close_current()
   end
 end
 
+-- filetype_of is the filetype Neovim gives a file by its name, or nil: the diff
+-- view's proposal takes it, and openFile answers it.
+function M.filetype_of(path)
+  if vim.fn.has("nvim-0.8") == 1 then
+    local ok, ft = pcall(vim.filetype.match, { filename = path })
+    return ok and type(ft) == "string" and ft or nil
+  end
+  -- Neovim 0.7's match(name, bufnr) sets the filetype of bufnr instead of returning
+  -- it: a scratch buffer takes it, with no FileType autocmds run for it.
+  local ignore = vim.o.eventignore
+  vim.o.eventignore = "all"
+  local buf = api.nvim_create_buf(false, true)
+  pcall(vim.filetype.match, path, buf)
+  local ft = vim.bo[buf].filetype
+  api.nvim_buf_delete(buf, { force = true })
+  vim.o.eventignore = ignore
+  return ft ~= "" and ft or nil
+end
+
 function M.is_float(w)
   return api.nvim_win_get_config(w).relative ~= ""
 end

@@ -177,17 +177,7 @@ local function detect_filetype(view)
   if b and vim.bo[b].filetype ~= "" and not view.new_file then
     return vim.bo[b].filetype
   end
-  if vim.fn.has("nvim-0.8") == 0 then
-    -- Neovim 0.7's match(name, bufnr) sets the filetype of bufnr instead of returning it.
-    pcall(vim.filetype.match, view.path, view.buf)
-    local ft = vim.bo[view.buf].filetype
-    return ft ~= "" and ft or nil
-  end
-  local ok, ft = pcall(vim.filetype.match, { filename = view.path })
-  if ok and type(ft) == "string" then
-    return ft
-  end
-  return nil
+  return window.filetype_of(view.path)
 end
 
 -- setup_proposal names and configures the proposal buffer (its lines are set).
