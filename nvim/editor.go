@@ -88,8 +88,11 @@ func (v *view) answer(a ide.Answer) {
 func (v *view) Close(ctx context.Context, how ide.Teardown) error {
 	v.e.forget(v)
 	reason := closedByClient
-	if how == ide.ClientWrites {
+	switch how {
+	case ide.ClientWrites:
 		reason = closedAccepted
+	case ide.Replaced:
+		reason = closedReplaced
 	}
 	if err := closeView(ctx, v.e.v, "close the diff", v, reason); err != nil {
 		return fmt.Errorf("close the diff %q: %w", v.tab, err)
@@ -185,6 +188,7 @@ const (
 	closedAccepted closeReason = "accepted" // the proposal was saved, FILE_SAVED sent
 	closedByClient closeReason = "closed"   // Claude Code closed it (closeAllDiffTabs, or after an answer)
 	closedFailed   closeReason = "failed"   // drawing it failed, or openDiff was cancelled meanwhile
+	closedReplaced closeReason = "replaced" // a new openDiff of its tab name took its place
 )
 
 // closeView tears down view in Neovim (the one of its tab name whose proposal

@@ -167,8 +167,8 @@ func TestSameTabNameReplacesAPendingDiff(t *testing.T) {
 	second := c.callTool("openDiff", diffArgs(path, "second\n", tabA))
 
 	wantTexts(t, c.texts(first()), "DIFF_REJECTED", tabA)
-	if got := s.editor.waitClosed(t); got != (closeCall{tabA, NothingWritten}) {
-		t.Errorf("Close %+v, want the replaced diff torn down as rejected", got)
+	if got := s.editor.waitClosed(t); got != (closeCall{tabA, Replaced}) {
+		t.Errorf("Close %+v, want the replaced diff torn down as replaced", got)
 	}
 	if req := s.editor.waitOpened(t); req.Contents != "second\n" {
 		t.Fatalf("second diff shows %q", req.Contents)

@@ -51,6 +51,7 @@ type diff struct {
 	closing   bool   // teardown has begun: the view is closed once
 	closed    bool   // the editor's view is torn down
 	reloadDue bool   // the client wrote the file while the view was open: reload after teardown
+	replaced  bool   // a newer openDiff of its tab name took its place
 }
 
 // openDiffTool is openDiff as an mcp-go tool (the transport serves the real calls in
@@ -191,6 +192,7 @@ func (s *Server) registerDiff(d *diff) (replaced *diff, err error) {
 	replaced = s.diffs[d.req.TabName]
 	if replaced != nil {
 		s.resolveLocked(replaced, Answer{})
+		replaced.replaced = true
 	}
 	s.diffs[d.req.TabName] = d
 	return replaced, nil
@@ -271,8 +273,11 @@ func (s *Server) teardown(d *diff) {
 	}
 	d.closing = true
 	view, how := d.view, NothingWritten
-	if d.status == diffSaved {
+	switch {
+	case d.status == diffSaved:
 		how = ClientWrites
+	case d.replaced:
+		how = Replaced
 	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), s.editorTimeout)

@@ -18,6 +18,7 @@ type Teardown int
 const (
 	NothingWritten Teardown = iota // nothing will be written
 	ClientWrites                   // accepted: the client writes the text (the server waits for it, then calls View.Written)
+	Replaced                       // a newer openDiff of its tab name took its place before an answer; nothing will be written
 )
 
 // Answer is the user's answer to a proposal.

@@ -14,10 +14,28 @@ local function one_of(choices)
     "one of " .. table.concat(choices, ", ")
 end
 
-local function string_or_false(v)
-  return v == false or type(v) == "string"
+-- A keymap is a key or false; "" is no key (mapping it is an error in every view).
+local function key_or_false(v)
+  return v == false or (type(v) == "string" and v ~= "")
 end
-local keymap = { string_or_false, "a string or false" }
+local keymap = { key_or_false, "a non-empty string or false" }
+
+local function command(v)
+  return type(v) == "string" and v ~= ""
+end
+
+-- commands_by_name: each agent's command, a non-empty string.
+local function commands_by_name(v)
+  if type(v) ~= "table" then
+    return false
+  end
+  for _, c in pairs(v) do
+    if not command(c) then
+      return false
+    end
+  end
+  return true
+end
 
 local function list_of_strings(v)
   if type(v) ~= "table" then
@@ -113,7 +131,7 @@ M.options = {
     "Global: preview the pending edit under the cursor.",
   },
   { "terminal", {}, { "table" }, ":McpDiffClaude and :McpDiffAgent (|mcpdiff-claude|)." },
-  { "terminal.cmd", "claude", { "string" }, "The command." },
+  { "terminal.cmd", "claude", { command, "a non-empty string" }, "The command." },
   {
     "terminal.args",
     {},
@@ -148,7 +166,7 @@ M.options = {
       gemini = "gemini",
       opencode = "opencode",
     },
-    { "table" },
+    { commands_by_name, "a table of agent names to commands (non-empty strings)" },
     "The command of each agent :McpDiffAgent runs (|mcpdiff-agents|).",
   },
   {

@@ -348,7 +348,7 @@ function M.check()
     )
     info(
       "Claude Code 2.1.330 and later send diffs to Neovim only in the `default` permission mode "
-        .. "(`claude --permission-mode default`); in the others its hooks record its edits (see :help mcpdiff-auto-mode)"
+        .. "(`claude --permission-mode default`); in the others its hooks record its edits (see |mcpdiff-auto-mode|)"
     )
   else
     warn(
@@ -481,7 +481,7 @@ function M.check_hooks(bin, passed, ok, warn, info)
       "a claude started outside Neovim in "
         .. vim.fn.getcwd()
         .. " does not record its edits: "
-        .. "run `mcpdiff hooks install` there (see :help mcpdiff-auto-mode)"
+        .. "run `mcpdiff hooks install` there (see |mcpdiff-auto-mode|)"
     )
   end
 end

@@ -296,7 +296,12 @@ function M.show(id, cwd)
     vim.bo[buf].filetype = "diff"
     vim.bo[buf].modifiable = false
     pcall(api.nvim_buf_set_name, buf, "mcpdiff://show/" .. id)
-    vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true })
+    vim.keymap.set(
+      "n",
+      "q",
+      require("mcpdiff.window").close_current,
+      { buffer = buf, nowait = true }
+    )
   end)
 end
 

@@ -17,6 +17,7 @@ local state = {
   by_name = {}, -- buffer name -> hunks as the bridge sent them (lines on disk)
   fresh = {}, -- buffer names just read or written, for the next report
   defined = false,
+  preview_win = nil, -- the float of preview(), while it may be open
 }
 
 local function notify(msg, level)
@@ -266,17 +267,23 @@ function M.render(buf)
   if not require("mcpdiff.config").values.signs then
     return
   end
-  local list = {}
+  -- One sign per line: where changes share a line (a deletion sits on the line
+  -- above it), the later one's, which Neovim showed of the two.
+  local list, at_line = {}, {}
   local last = api.nvim_buf_line_count(buf)
   for _, h in ipairs(M.current(buf)) do
     local name = h.kind == "add" and "McpDiffAdd"
       or h.kind == "delete" and "McpDiffDelete"
       or "McpDiffChange"
     for lnum = h.start_line, math.min(h.end_line, last) do
-      table.insert(
-        list,
+      local sign =
         { buffer = buf, group = SIGN_GROUP, name = name, lnum = lnum, priority = SIGN_PRIORITY }
-      )
+      if at_line[lnum] then
+        list[at_line[lnum]] = sign
+      else
+        table.insert(list, sign)
+        at_line[lnum] = #list
+      end
     end
   end
   if #list > 0 then
@@ -308,6 +315,13 @@ function M._update(p)
         review.store_changed(p.workspaces)
       end)
     end
+  end
+end
+
+-- redraw places the signs of every file buffer again (after the option signs changed).
+function M.redraw()
+  for _, buf in pairs(buffers_by_name()) do
+    M.render(buf)
   end
 end
 
@@ -459,6 +473,10 @@ end
 -- to the line (never over it), that closes when the cursor moves. Returns the
 -- window, or nil when there is no pending change there.
 function M.preview()
+  -- One preview at a time: the next one replaces it (its autocmds go with the group).
+  if state.preview_win and api.nvim_win_is_valid(state.preview_win) then
+    api.nvim_win_close(state.preview_win, true)
+  end
   local line = api.nvim_win_get_cursor(0)[1]
   local hunks = at_line(line)
   if #hunks == 0 then
@@ -474,6 +492,7 @@ function M.preview()
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].filetype = "diff"
   vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe" -- closing the float is the end of it
   local place = float_place(#lines)
   local win = api.nvim_open_win(buf, false, {
     relative = "cursor",
@@ -485,6 +504,7 @@ function M.preview()
     style = "minimal",
     border = "single",
   })
+  state.preview_win = win
   vim.b[buf].mcpdiff_preview = hunks[1].edit_id
   local group = api.nvim_create_augroup("mcpdiff_preview", { clear = true })
   api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufLeave", "InsertEnter" }, {

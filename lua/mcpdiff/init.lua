@@ -65,6 +65,10 @@ function M.setup(opts)
   if bridge and bridge.running() then
     follow_clients(bridge.clients())
   end
+  local hunks = package.loaded["mcpdiff.hunks"]
+  if hunks then
+    hunks.redraw() -- signs on or off
+  end
   M.set_keymaps(config.values.keymaps)
   -- From now on each file buffer keeps the stamp of what it read (the reload rule).
   require("mcpdiff.buffers").track()
@@ -128,6 +132,10 @@ function M.quickfix()
   return require("mcpdiff.hunks").quickfix()
 end
 
+-- The global keys set_keymaps mapped, so that setup() called again can take back
+-- those its new options no longer name.
+local global_keys = {}
+
 -- set_keymaps sets the global keymaps of pending hunks, each only where no mapping
 -- (the user's, or another plugin's) is in the way.
 function M.set_keymaps(keymaps)
@@ -136,8 +144,18 @@ function M.set_keymaps(keymaps)
     { keymaps.prev_pending, M.prev_pending, "previous pending change" },
     { keymaps.preview_pending, M.preview_pending, "preview the pending changes of the line" },
   }
+  -- Take back the keys an earlier setup() mapped while they are still ours (one the
+  -- user mapped since stays); those still wanted are mapped again below.
+  for lhs in pairs(global_keys) do
+    local current = vim.fn.maparg(lhs, "n", false, true)
+    if current.buffer == 0 and (current.desc or ""):find("^mcpdiff: ") then
+      vim.api.nvim_del_keymap("n", lhs)
+    end
+  end
+  global_keys = {}
   for _, m in ipairs(maps) do
     if m[1] and vim.fn.maparg(m[1], "n") == "" then
+      global_keys[m[1]] = true
       -- The API, not vim.keymap: setup() stays off the module loader.
       vim.api.nvim_set_keymap(
         "n",

@@ -73,11 +73,7 @@ function M.open_file(args)
     if buf then
       return { languageId = language_id(buf), lineCount = api.nvim_buf_line_count(buf) }
     end
-    local ft = nil
-    local ok, match = pcall(vim.filetype.match, { filename = path })
-    if ok and type(match) == "string" then
-      ft = match
-    end
+    local ft = require("mcpdiff.window").filetype_of(path)
     return { languageId = ft or "plaintext", lineCount = #vim.fn.readfile(path) }
   end
   local win = main_window()

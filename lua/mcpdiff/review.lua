@@ -536,7 +536,7 @@ local function set_keymaps(buf)
     render()
   end, "hide or show the conversations without pending edits")
   map("<C-l>", M.refresh, "refresh")
-  map("q", "<cmd>close<cr>", "close")
+  map("q", require("mcpdiff.window").close_current, "close")
 end
 
 -- open shows the review buffer (reusing it when it is open).

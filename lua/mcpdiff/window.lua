@@ -16,7 +16,51 @@ M.sidebar_filetypes = {
   qf = true,
   snacks_picker_list = true,
   snacks_layout_box = true,
+  mcpdiff = true, -- the review list (:McpDiffStatus)
 }
+
+-- close_current closes the current window (q in mcpdiff's own buffers). The last
+-- window, which :close cannot close (E444), shows the file used last instead, else
+-- an empty buffer.
+function M.close_current()
+  if pcall(vim.cmd, "close") then
+    return
+  end
+  local cur, best = api.nvim_get_current_buf(), nil
+  for _, info in ipairs(vim.fn.getbufinfo({ buflisted = 1 })) do
+    if
+      info.bufnr ~= cur
+      and vim.bo[info.bufnr].buftype == ""
+      and (not best or info.lastused > best.lastused)
+    then
+      best = info
+    end
+  end
+  if best then
+    api.nvim_win_set_buf(0, best.bufnr)
+  else
+    vim.cmd("enew")
+  end
+end
+
+-- filetype_of is the filetype Neovim gives a file by its name, or nil: the diff
+-- view's proposal takes it, and openFile answers it.
+function M.filetype_of(path)
+  if vim.fn.has("nvim-0.8") == 1 then
+    local ok, ft = pcall(vim.filetype.match, { filename = path })
+    return ok and type(ft) == "string" and ft or nil
+  end
+  -- Neovim 0.7's match(name, bufnr) sets the filetype of bufnr instead of returning
+  -- it: a scratch buffer takes it, with no FileType autocmds run for it.
+  local ignore = vim.o.eventignore
+  vim.o.eventignore = "all"
+  local buf = api.nvim_create_buf(false, true)
+  pcall(vim.filetype.match, path, buf)
+  local ft = vim.bo[buf].filetype
+  api.nvim_buf_delete(buf, { force = true })
+  vim.o.eventignore = ignore
+  return ft ~= "" and ft or nil
+end
 
 function M.is_float(w)
   return api.nvim_win_get_config(w).relative ~= ""

@@ -235,6 +235,54 @@ func TestSetupValidation(t *testing.T) {
 	})
 }
 
+// A keymap option is a key or false: an empty string is refused by setup() with the
+// option's name, rather than breaking every diff view (a buffer map of "" is an
+// error) or the global maps.
+func TestSetupRefusesAnEmptyKey(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := newSession(t, nv)
+		s.setup(options{"auto_start": false})
+		for _, key := range []string{"accept", "reject", "accept_hunk", "reject_hunk", "next_hunk", "prev_hunk", "next_pending", "prev_pending", "preview_pending"} {
+			var ok bool
+			s.lua(`_G.test_messages = {}; return require("mcpdiff").setup({ auto_start = false, keymaps = { [...] = "" } })`, &ok, key)
+			msgs := s.messages()
+			if ok || len(msgs) != 1 || !strings.Contains(msgs[0].Msg, "keymaps."+key) || !strings.Contains(msgs[0].Msg, "or false") {
+				t.Fatalf("keymaps.%s = \"\": setup returned %v, messages %+v", key, ok, msgs)
+			}
+		}
+	})
+}
+
+// The commands of :McpDiffClaude and :McpDiffAgent are refused by setup() when they
+// are no command (an empty string, a number): :McpDiffAgent stopped with a Lua stack
+// trace on them.
+func TestSetupRefusesBadCommands(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := newSession(t, nv)
+		s.setup(options{"auto_start": false})
+		for _, tt := range []struct {
+			terminal map[string]any
+			option   string
+		}{
+			{map[string]any{"cmd": ""}, "terminal.cmd"},
+			{map[string]any{"agents": map[string]any{"codex": 5}}, "terminal.agents"},
+			{map[string]any{"agents": map[string]any{"gemini": ""}}, "terminal.agents"},
+		} {
+			var ok bool
+			s.lua(`_G.test_messages = {}; return require("mcpdiff").setup({ auto_start = false, terminal = ... })`, &ok, tt.terminal)
+			msgs := s.messages()
+			if ok || len(msgs) != 1 || !strings.Contains(msgs[0].Msg, "invalid setup() option: "+tt.option) {
+				t.Fatalf("terminal = %v: setup returned %v, messages %+v", tt.terminal, ok, msgs)
+			}
+		}
+		s.lua(`_G.test_messages = {}`, nil)
+		s.cmd("McpDiffAgent codex") // the defaults stand: says codex is not on PATH
+		if msgs := s.messages(); len(msgs) != 1 || !strings.Contains(msgs[0].Msg, "codex") {
+			t.Fatalf(":McpDiffAgent codex after the refused setups: %+v", msgs)
+		}
+	})
+}
+
 func TestHealth(t *testing.T) {
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		s.cmd("checkhealth mcpdiff")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -475,6 +476,86 @@ end })`, nil)
 		if !reflect.DeepEqual(events, want) {
 			t.Fatalf("events = %+v, want %+v", events, want)
 		}
+	})
+}
+
+// The proposal has the file's filetype, also for a new file and where the file has
+// no buffer with a filetype yet (this Neovim runs without :filetype on), on every
+// Neovim: 0.7's vim.filetype.match sets a buffer's filetype instead of returning it.
+func TestProposalHasTheFilesFiletype(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		for i, name := range []string{"old.lua", "new.lua"} {
+			path := filepath.Join(s.ws, name)
+			if name == "old.lua" {
+				path = s.writeFile(name, "x = 1\n")
+			}
+			tab := tabName(name, 20+i)
+			answer := c.OpenDiff(path, "x = 2\n", tab)
+			s.waitViews(1)
+			if ft := luaValue[string](s, `return vim.bo[...].filetype`, s.proposalBuf(tab)); ft != "lua" {
+				t.Errorf("the proposal of %s has the filetype %q, want lua", name, ft)
+			}
+			s.cmd("McpDiffReject")
+			expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+			eventually(t, "the view gone", func() bool { return len(s.views()) == 0 })
+		}
+	})
+}
+
+// A diff never replaces the review list: with the cursor in :McpDiffStatus it opens
+// in the editor window beside the list, which stays, as it does beside a sidebar.
+func TestDiffLeavesTheReviewListAlone(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		s.cmd("edit " + s.writeFile("other.txt", "o\n"))
+		path := s.writeFile("a.txt", "a\n")
+		s.cmd("McpDiffStatus")
+		s.waitListLine("History")
+		tab := tabName("a.txt", 30)
+		answer := c.OpenDiff(path, "b\n", tab)
+		s.waitViews(1)
+		names := func() []string {
+			return luaValue[[]string](s, `local out = {}
+for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  table.insert(out, vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)))
+end
+return out`)
+		}
+		if got := names(); !slices.ContainsFunc(got, func(n string) bool { return strings.HasSuffix(n, "mcpdiff://status") }) {
+			t.Fatalf("the diff took the review list's window: the windows show %q", got)
+		}
+		s.cmd("McpDiffReject")
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+	})
+}
+
+// A view replaced by a new openDiff of its tab name closes with the reason
+// "replaced", as :help McpDiffClosed says, not "closed".
+func TestReplacedViewClosesAsReplaced(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		s.lua(`
+_G.closed = {}
+vim.api.nvim_create_autocmd("User", { pattern = "McpDiffClosed", callback = function(a)
+  table.insert(_G.closed, (a.data or vim.g.mcpdiff_event).reason)
+end })`, nil)
+		path := s.writeFile("hello.txt", "hello\n")
+		tab := tabName("hello.txt", 10)
+		first := c.OpenDiff(path, "first\n", tab)
+		s.waitViews(1)
+		second := c.OpenDiff(path, "second\n", tab)
+		expectTexts(t, "first openDiff", c.Texts(first, "first openDiff"), "DIFF_REJECTED", tab)
+		var reasons []string
+		eventually(t, "User McpDiffClosed of the replaced view", func() bool {
+			s.lua(`return _G.closed`, &reasons)
+			return len(reasons) == 1
+		})
+		if reasons[0] != "replaced" {
+			t.Fatalf("the replaced view closed with the reason %q, want \"replaced\"", reasons[0])
+		}
+		eventually(t, "the second proposal to be shown", func() bool {
+			return reflect.DeepEqual(luaValue[[]string](s, `return vim.api.nvim_buf_get_lines(0, 0, -1, false)`), []string{"second"})
+		})
+		s.cmd("q")
+		expectTexts(t, "second openDiff", c.Texts(second, "second openDiff"), "DIFF_REJECTED", tab)
 	})
 }
 

@@ -90,6 +90,32 @@ func noHealthLevel(t *testing.T, lines []string, level string) {
 	}
 }
 
+// Every help reference of :checkhealth mcpdiff is a link to a tag of the help:
+// Neovim turns ":help X" into the link |X|, up to the next space, so a reference
+// followed by ")" became |mcpdiff-auto-mode)|, a link to nothing.
+func TestHealthLinksResolve(t *testing.T) {
+	claude := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	help := repoFile(t, "doc/mcpdiff.txt")
+	eachStarted(t, options{"terminal": map[string]any{"cmd": claude}}, func(t *testing.T, s *session) {
+		lines := s.checkhealth()
+		links := 0
+		for _, l := range lines {
+			for _, m := range regexp.MustCompile(`\|([^|\s]+)\|`).FindAllStringSubmatch(l, -1) {
+				links++
+				if !strings.Contains(help, "*"+m[1]+"*") {
+					t.Errorf("the link |%s| of %q names no tag of the help", m[1], l)
+				}
+			}
+		}
+		if links < 2 {
+			t.Fatalf("want the two references to mcpdiff-auto-mode as links:\n%s", strings.Join(lines, "\n"))
+		}
+	})
+}
+
 // Each section of :checkhealth mcpdiff reports what is right, and what is wrong with
 // the command that fixes it.
 func TestHealthSections(t *testing.T) {

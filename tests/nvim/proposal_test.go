@@ -690,6 +690,22 @@ func TestHintFitsNarrowWindows(t *testing.T) {
 	})
 }
 
+// Side by side on an 80-column screen (each window about 40 columns) the hint still
+// names the accept and reject keymaps, leaving out the hunk keys first.
+func TestHintNamesTheKeymapsAtEightyColumns(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		s.cmd("set columns=80")
+		path := s.writeFile("eighty.txt", "a\n")
+		tab := tabName("eighty.txt", 1)
+		c.OpenDiff(path, "b\n", tab)
+		s.waitViews(1)
+		text, width := s.hint(s.proposalBuf(tab))
+		if !strings.Contains(text, `\da`) || !strings.Contains(text, `\dq`) || len([]rune(text))+2 > width {
+			t.Fatalf("hint in a window of %d columns = %q, want the accept and reject keys", width, text)
+		}
+	})
+}
+
 // The key hint is on screen on every Neovim (the winbar, or before 0.8 the status
 // line), also when the proposal's first line is folded away or wider than the
 // window, in both layouts.

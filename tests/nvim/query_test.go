@@ -119,6 +119,22 @@ func TestOpenFile(t *testing.T) {
 	})
 }
 
+// openFile in the background names the language of a file no buffer holds by its
+// name, on every Neovim (0.7's vim.filetype.match has another signature).
+func TestOpenFileInTheBackgroundNamesTheLanguage(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		path := s.writeFile("script.lua", "x = 1\ny = 2\n")
+		answer := c.Texts(c.CallTool("openFile", map[string]any{
+			"filePath": path, "preview": false, "startText": "", "endText": "", "selectToEndOfLine": false, "makeFrontmost": false,
+		}), "openFile")
+		expectTexts(t, "openFile in the background", answer,
+			`{"success":true,"filePath":"`+path+`","languageId":"lua","lineCount":2}`)
+		if n := luaValue[int](s, `return #vim.api.nvim_list_bufs()`); n != 1 {
+			t.Fatalf("openFile in the background left %d buffers", n)
+		}
+	})
+}
+
 // openFile never puts the file in a sidebar: with the cursor in a file tree, it
 // uses the editor window beside it, as the diff view does.
 func TestOpenFileLeavesASidebarAlone(t *testing.T) {

@@ -153,6 +153,38 @@ func TestPendingEditsShowInTheBuffer(t *testing.T) {
 	})
 }
 
+// The sign column has one sign per line: two pending changes shown on one line (here
+// lines removed at the top and lines removed below line 1) place one sign there.
+func TestOneSignPerLine(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		path := s.writeFile("a.txt", "1\n2\n3\n4\n")
+		s.recordEdit("conv_1_os", path, "1\n2\n3\n4\n", "2\n4\n")
+		s.cmd("edit " + path)
+		eventually(t, "the two deletions in hunks() and the signs", func() bool {
+			return hunkText(s.hunks(path)) == "delete 1-1, delete 1-1" && s.signs(path) != ""
+		})
+		if got := s.signs(path); got != "1:McpDiffDelete" {
+			t.Fatalf("signs %q, want one on line 1 (hunks %s)", got, hunkText(s.hunks(path)))
+		}
+	})
+}
+
+// setup() called again with signs = false takes the signs away at once, and signs =
+// true puts them back, without waiting for the next change of the history.
+func TestSetupAgainTogglesTheSigns(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		path, _ := s.openEdited("a.txt", "1\n2\n", "1\nX\n", "conv_1_st", "change 2-2", "2:McpDiffChange")
+		s.lua(`require("mcpdiff").setup({ bin = ..., signs = false })`, nil, testenv.Binary)
+		if got := s.signs(path); got != "" {
+			t.Fatalf("after setup() with signs = false: signs %q", got)
+		}
+		s.lua(`require("mcpdiff").setup({ bin = ..., signs = true })`, nil, testenv.Binary)
+		if got := s.signs(path); got != "2:McpDiffChange" {
+			t.Fatalf("after setup() with signs = true: signs %q", got)
+		}
+	})
+}
+
 // Unsaved changes above a hunk move it in hunks() (the file on disk is unchanged).
 func TestHunksFollowUnsavedChanges(t *testing.T) {
 	eachStarted(t, nil, func(t *testing.T, s *session) {
@@ -323,6 +355,33 @@ return {}`, &lines)
 		s2.lua(`return vim.fn.maparg("]y", "n")`, &rhs)
 		if !strings.Contains(rhs, "mine") {
 			t.Fatalf("]y was replaced: %q", rhs)
+		}
+	})
+}
+
+// setup() called again applies the new global keys: a key set to false or moved
+// elsewhere is no longer mapped by mcpdiff, while a mapping the user made since is
+// left alone.
+func TestSetupAgainMovesTheGlobalKeys(t *testing.T) {
+	eachNvim(t, func(t *testing.T, nv string) {
+		s := startNvim(t, nv, options{"auto_start": false, "keymaps": map[string]any{"preview_pending": "gp"}})
+		maps := func() map[string]string {
+			return luaValue[map[string]string](s, `
+local out = {}
+for _, k in ipairs({ "]h", "[h", "]p", "gp" }) do out[k] = vim.fn.maparg(k, "n", false, true).desc or "" end
+return out`)
+		}
+		if m := maps(); m["]h"] == "" || m["[h"] == "" || m["gp"] == "" {
+			t.Fatalf("after setup(): %q", m)
+		}
+		s.cmd("nnoremap gp :echo 'mine'<CR>")
+		s.lua(`require("mcpdiff").setup({ bin = ..., auto_start = false, keymaps = { next_pending = false, prev_pending = "]p", preview_pending = false } })`, nil, testenv.Binary)
+		m := maps()
+		if m["]h"] != "" || m["[h"] != "" || !strings.HasPrefix(m["]p"], "mcpdiff: ") {
+			t.Fatalf("after setup() with next_pending = false, prev_pending = \"]p\": %q", m)
+		}
+		if rhs := luaValue[string](s, `return vim.fn.maparg("gp", "n")`); !strings.Contains(rhs, "mine") {
+			t.Fatalf("the user's gp was taken away: %q", rhs)
 		}
 	})
 }
@@ -638,6 +697,35 @@ for _, w in ipairs(vim.api.nvim_list_wins()) do
   end
 end
 return out`)
+}
+
+// A second :McpDiffPreviewPending replaces the first preview instead of leaving it
+// open for good: one float, and none once the cursor moves, nor its buffer.
+func TestPreviewTwiceLeavesOneFloat(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		path, _ := s.openEdited("a.txt", "1\n2\n3\n", "1\nX\n3\n", "conv_1_pt", "change 2-2", "2:McpDiffChange")
+		s.waitBuffer(path, "1\nX\n3\n")
+		floats := func() int {
+			return luaValue[int](s, `local n = 0
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(w).relative ~= "" then n = n + 1 end
+end
+return n`)
+		}
+		bufs := func() int { return luaValue[int](s, `return #vim.api.nvim_list_bufs()`) }
+		before := bufs()
+		s.cmd("2")
+		s.cmd("McpDiffPreviewPending")
+		s.cmd("McpDiffPreviewPending")
+		if n := floats(); n != 1 {
+			t.Fatalf("after two previews: %d floating windows, want 1", n)
+		}
+		s.input("k")
+		eventually(t, "the preview to close as the cursor moved", func() bool { return floats() == 0 })
+		if after := bufs(); after != before {
+			t.Fatalf("the previews left %d buffers behind", after-before)
+		}
+	})
 }
 
 // The preview of a line lists every pending change of it, also those a later

@@ -138,3 +138,33 @@ func TestReviewListConversationDiffs(t *testing.T) {
 		}
 	})
 }
+
+// q closes the review list and the diff split it opens also when it is the last
+// window (after :only): the window shows the file from before instead of failing
+// with E444.
+func TestQClosesTheLastWindow(t *testing.T) {
+	eachStarted(t, nil, func(t *testing.T, s *session) {
+		path := s.writeFile("a.txt", "a\n")
+		id := s.recordEdit("conv_1_qq", path, "a\n", "b\n")
+		s.cmd("edit " + path)
+		s.cmd("McpDiffStatus")
+		s.cursorTo(s.waitListLine(id[:8]))
+		s.input("<CR>")
+		eventually(t, "the edit's diff in a split", func() bool {
+			return strings.HasSuffix(s.currentBufName(), "mcpdiff://show/"+id)
+		})
+		for _, name := range []string{"the diff split", "the review list"} {
+			if name == "the review list" {
+				s.cmd("McpDiffStatus")
+			}
+			s.cmd("only")
+			s.input("q")
+			eventually(t, name+" to close", func() bool {
+				return s.currentBufName() == path
+			})
+			if wins := luaValue[int](s, `return #vim.api.nvim_list_wins()`); wins != 1 {
+				t.Fatalf("after q in %s: %d windows", name, wins)
+			}
+		}
+	})
+}

@@ -32,23 +32,28 @@ local function hint_text(view, width)
       return leader
     end))
   end
+  -- hunk_words nil: without the hunk keys.
   local function form(sep, hunk_words)
     local parts = {
       ":w" .. (km.accept and (sep .. key(km.accept)) or "") .. " accept",
       ":q" .. (km.reject and (sep .. key(km.reject)) or "") .. " reject",
     }
-    if km.accept_hunk then
+    if km.accept_hunk and hunk_words then
       table.insert(parts, key(km.accept_hunk) .. " keep" .. hunk_words)
     end
-    if km.reject_hunk then
+    if km.reject_hunk and hunk_words then
       table.insert(parts, key(km.reject_hunk) .. " undo" .. hunk_words)
     end
     return table.concat(parts, " · ")
   end
+  -- The accept and reject keys outlast the hunk keys: half of an 80-column screen
+  -- still shows them.
   local forms = {
     "mcpdiff: " .. form(" or ", " hunk"),
     form(" or ", " hunk"),
     form("/", ""),
+    form(" or ", nil),
+    form("/", nil),
     ":w accept · :q reject",
   }
   for _, text in ipairs(forms) do

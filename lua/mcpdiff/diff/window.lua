@@ -177,11 +177,7 @@ local function detect_filetype(view)
   if b and vim.bo[b].filetype ~= "" and not view.new_file then
     return vim.bo[b].filetype
   end
-  local ok, ft = pcall(vim.filetype.match, { filename = view.path })
-  if ok and type(ft) == "string" then
-    return ft
-  end
-  return nil
+  return window.filetype_of(view.path)
 end
 
 -- setup_proposal names and configures the proposal buffer (its lines are set).
