@@ -24,30 +24,29 @@ local function command(v)
   return type(v) == "string" and v ~= ""
 end
 
--- commands_by_name: each agent's command, a non-empty string.
-local function commands_by_name(v)
-  if type(v) ~= "table" then
-    return false
-  end
-  for _, c in pairs(v) do
-    if not command(c) then
+-- table_where is a check that v is a table whose every key and value pass ok.
+local function table_where(ok)
+  return function(v)
+    if type(v) ~= "table" then
       return false
     end
+    for k, x in pairs(v) do
+      if not ok(k, x) then
+        return false
+      end
+    end
+    return true
   end
-  return true
 end
 
-local function list_of_strings(v)
-  if type(v) ~= "table" then
-    return false
-  end
-  for k, s in pairs(v) do
-    if type(k) ~= "number" or type(s) ~= "string" then
-      return false
-    end
-  end
-  return true
-end
+-- Each agent's command, a non-empty string.
+local commands_by_name = table_where(function(_, c)
+  return command(c)
+end)
+
+local list_of_strings = table_where(function(k, s)
+  return type(k) == "number" and type(s) == "string"
+end)
 
 local function positive_number(v)
   return type(v) == "number" and v > 0
