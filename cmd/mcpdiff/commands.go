@@ -243,7 +243,6 @@ func (c *command) printHelp(w io.Writer) {
 	}
 }
 
-// usageError says what was wrong with a command's arguments and how it is used.
 // runVersion is `mcpdiff version`, which takes no arguments.
 func runVersion(args []string) int {
 	if len(args) > 0 {
@@ -253,6 +252,7 @@ func runVersion(args []string) int {
 	return exitOK
 }
 
+// usageError says what was wrong with a command's arguments and how it is used.
 func usageError(stderr io.Writer, name string, err error) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mcpdiff %s: %v\n", name, err)

@@ -257,7 +257,8 @@ func (s *Store) blockedFolder(path string) string {
 // quoted as in the command, so that no character of it acts on a terminal or
 // splits the line.
 func (s *Store) DriftNote(d Drift, dir string) string {
-	if b := shell.Quote(d.Blocked); d.Blocked != "" {
+	if d.Blocked != "" {
+		b := shell.Quote(d.Blocked)
 		return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state; it can be neither restored nor recorded "+
 			"while %s is not a folder (it is a file or a symlink now): make %s a folder again, or leave the file", shell.Quote(s.Rel(d.Path)), b, b)
 	}
