@@ -344,20 +344,25 @@ local function entry_under_cursor()
 end
 
 -- conversation_under_cursor returns the conversation of the line (its own line or
--- one of its edits) and its edits.
+-- one of its edits).
 local function conversation_under_cursor()
   local i = index_under_cursor()
   if not i then
     notify("no conversation on this line", vim.log.levels.WARN)
     return nil
   end
-  local l, id, entries = state.list, state.list.conv[i], {}
+  return state.list.conv[i]
+end
+
+-- edits_of returns the edits the list holds for a conversation.
+local function edits_of(id)
+  local l, entries = state.list, {}
   for j = 1, #l.conv do
     if l.conv[j] == id and l.edit[j] ~= "" then
       table.insert(entries, item(j))
     end
   end
-  return id, entries
+  return entries
 end
 
 -- decide accepts or rejects one edit or a conversation from the list.
@@ -513,22 +518,32 @@ local function set_keymaps(buf)
   )
   for lhs, action in pairs({ A = "accept", R = "reject" }) do
     map(lhs, function()
-      local id, entries = conversation_under_cursor()
+      local id = conversation_under_cursor()
       if not id then
         return
       end
-      -- One key decides every edit of the conversation: with more than one, only
-      -- after a yes.
-      local question = ("%s all %d edits of conversation %s?"):format(
-        action == "accept" and "Accept" or "Reject",
-        #entries,
-        id
-      )
-      if #entries > 1 and not M.confirm(question) then
-        notify(action .. " of conversation " .. id .. " cancelled")
-        return
-      end
-      decide(action, id)
+      -- The question counts the conversation's edits as the history holds them now,
+      -- not as the list was last drawn: a list with no bridge running is not redrawn
+      -- as edits arrive, and the decision takes every edit of the conversation.
+      load(function(list, err)
+        if not list then
+          return notify(action .. " of conversation " .. id .. ": " .. err, vim.log.levels.ERROR)
+        end
+        state.list, state.err = list, nil
+        render()
+        local entries = edits_of(id)
+        -- One key decides every edit of the conversation: with more than one, only
+        -- after a yes.
+        local question = ("%s all %d edits of conversation %s?"):format(
+          action == "accept" and "Accept" or "Reject",
+          #entries,
+          id
+        )
+        if #entries > 1 and not M.confirm(question) then
+          return notify(action .. " of conversation " .. id .. " cancelled")
+        end
+        decide(action, id)
+      end)
     end, action .. " the whole conversation")
   end
   map("p", function()

@@ -529,6 +529,39 @@ require("mcpdiff.review").confirm = function(question) table.insert(_G.asked, qu
 	})
 }
 
+// A/R ask about the conversation as the history holds it when the key is pressed:
+// with no bridge running, nothing redraws the list as edits arrive, and the key
+// decides every edit of the conversation, drawn or not.
+func TestConversationKeysAskAboutTheHistoryAsItIsNow(t *testing.T) {
+	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
+		a0 := numberedLines(12)
+		path := s.writeFile("a.txt", a0)
+		a1 := replaceLines(a0, map[int]string{3: "three"})
+		id1 := s.recordEdit("conv_1_st", path, a0, a1)
+		s.cmd("McpDiffStatus")
+		line := s.waitListLine("Conversation conv_1_st (1)")
+		a2 := replaceLines(a1, map[int]string{9: "nine"})
+		id2 := s.recordEdit("conv_1_st", path, a1, a2)
+		s.lua(`_G.asked = {}
+require("mcpdiff.review").confirm = function(question) table.insert(_G.asked, question); return false end`, nil)
+		s.cursorTo(line)
+		s.input("R")
+		s.waitMessage("reject of conversation conv_1_st cancelled")
+		if asked := luaValue[[]string](s, `return _G.asked`); len(asked) != 1 || asked[0] != "Reject all 2 edits of conversation conv_1_st?" {
+			t.Fatalf("R asked %q", asked)
+		}
+		s.waitListLine(id2[:8], "pending")
+		if testenv.ReadFile(t, path) != a2 {
+			t.Fatal("R answered no changed the file")
+		}
+		for _, e := range s.historyEntries() {
+			if e.Status != "pending" {
+				t.Fatalf("R answered no decided %s: %+v", id1, e)
+			}
+		}
+	})
+}
+
 // A decision in one Neovim shows in another on the same workspace: its buffer is
 // reloaded and its signs and list follow.
 func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
