@@ -539,6 +539,9 @@ local function set_keymaps(buf)
           #entries,
           id
         )
+        if #entries > 1 then
+          vim.cmd("redraw") -- the list as counted, under the question
+        end
         if #entries > 1 and not M.confirm(question) then
           return notify(action .. " of conversation " .. id .. " cancelled")
         end
