@@ -85,6 +85,38 @@ func TestRestoreBadInput(t *testing.T) {
 	s.expect("new.txt", "no history\n")
 }
 
+// A file of the history that is now a symlink (to a file of the workspace or
+// outside it): the restore status suggests names the link, and says that it cannot
+// rebuild it while it is one, not that the file the link leads to has no history.
+// Nothing is written, through the link or in its place.
+func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
+	s, _ := threeEdits(t)
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	for _, target := range []string{s.Path("other.txt"), outside} {
+		os.WriteFile(target, []byte("target\n"), 0o644)
+		os.Remove(s.Path("a.txt"))
+		if err := os.Symlink(target, s.Path("a.txt")); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, _ := cliSplit(t, s.dir, "status")
+		if !strings.Contains(errOut, "`mcpdiff restore --file a.txt`") {
+			t.Fatalf("status of a file that became a symlink: %q", errOut)
+		}
+		for _, args := range [][]string{{"restore", "--file", "a.txt"}, {"restore", "--file", "a.txt", "--yes"}} {
+			_, errOut, code := cliSplit(t, s.dir, args...)
+			if code != 1 || !strings.Contains(errOut, s.Path("a.txt")+" is now a symlink") || strings.Contains(errOut, "no recorded edits") {
+				t.Fatalf("%v of a file that became a symlink to %s: exit %d, %q", args, target, code, errOut)
+			}
+		}
+		if got := testenv.ReadFile(t, target); got != "target\n" {
+			t.Fatalf("restore wrote %q through the link", got)
+		}
+		if fi, err := os.Lstat(s.Path("a.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("restore replaced the link: %v %v", fi, err)
+		}
+	}
+}
+
 // The command status suggests for a file changed outside mcpdiff is safe to paste,
 // whatever the file's name: pasted into a shell it does what it says (shows the
 // changes) and nothing else.
