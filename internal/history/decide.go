@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // ErrNoPendingChange means a selection by lines touched no pending change, or one by
@@ -560,6 +561,11 @@ func (s *Store) observe(path string) (onDisk, error) {
 		return onDisk{}, fmt.Errorf("%s is now %s, not a regular file: the edit history can only rebuild a regular file; move it away and try again", path, describeMode(fi.Mode()))
 	}
 	b, info, err := s.workspace.ReadFile(rel, s.maxFile)
+	if errors.Is(err, workspace.ErrTooLarge) {
+		// The way out is the user's: moved away, the file is rebuilt as recorded.
+		return onDisk{}, fmt.Errorf("%s is now %d bytes, over the size limit of %d bytes of a file the edit history rebuilds: move it away and try again; nothing was changed",
+			path, fi.Size(), s.maxFile)
+	}
 	if err != nil {
 		return onDisk{}, err
 	}

@@ -117,6 +117,32 @@ func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
 	}
 }
 
+// A file grown past the size limit the history rebuilds (64 MiB) since its last
+// recorded state: restore, and a decision on it, are refused saying so and how to
+// get the recorded state back (move the file away), not with the MCP tools' advice
+// to read part of it; once it is moved away, restore brings the recorded bytes back.
+func TestRestoreOfAFileOverTheSizeLimit(t *testing.T) {
+	s, ids := threeEdits(t)
+	recorded := s.Read("a.txt")
+	if err := os.Truncate(s.Path("a.txt"), 65<<20); err != nil { // sparse: nothing is written
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"restore", "--file", "a.txt"}, {"restore", "--file", "a.txt", "--yes"}, {"reject", ids[2]}} {
+		_, errOut, code := cliSplit(t, s.dir, args...)
+		if code != 1 || !strings.Contains(errOut, s.Path("a.txt")+" is now 68157440 bytes, over the size limit of 67108864 bytes") ||
+			!strings.Contains(errOut, "move it away") || strings.Contains(errOut, "read part of it") {
+			t.Fatalf("%v of a file over the size limit: exit %d, %q", args, code, errOut)
+		}
+	}
+	if err := os.Rename(s.Path("a.txt"), s.Path("a.txt.big")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cliSplit(t, s.dir, "restore", "--file", "a.txt", "--yes"); code != 0 {
+		t.Fatalf("restore once the big file is moved away: exit %d, %q", code, errOut)
+	}
+	s.expect("a.txt", recorded)
+}
+
 // The command status suggests for a file changed outside mcpdiff is safe to paste,
 // whatever the file's name: pasted into a shell it does what it says (shows the
 // changes) and nothing else.
