@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -126,6 +128,8 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 			diff = fmt.Sprintf("(the recorded state of %s cannot be rebuilt: %v)\n", s.rel(p), err)
 		} else if disk == nil {
 			diff = fmt.Sprintf("%s is now a folder, a symlink or a special file, not a regular file\n", s.rel(p))
+		} else if disk.unread > 0 {
+			diff = fmt.Sprintf("%s is now %d bytes, over the size limit of %d bytes: not compared line by line\n", s.rel(p), disk.unread, s.maxFile)
 		} else {
 			var before []byte
 			if R.exists {
@@ -190,6 +194,19 @@ func (s *Store) holdsRecorded(path string, exists bool, hash string) (bool, *onD
 		return false, nil, err
 	case !fi.Mode().IsRegular():
 		return false, nil, nil
+	}
+	if fi.Size() > s.maxFile {
+		// Over the size limit (a log grown big, a sparse file): hashed as it is read,
+		// never held in memory nor compared line by line.
+		same := false
+		if exists {
+			h := sha256.New()
+			if _, err := s.workspace.CopyFile(rel, h); err != nil {
+				return false, nil, err
+			}
+			same = hex.EncodeToString(h.Sum(nil)) == hash
+		}
+		return same, &onDisk{exists: true, unread: fi.Size()}, nil
 	}
 	if !exists {
 		b, _, err := s.workspace.ReadFile(rel, 0)

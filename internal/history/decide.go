@@ -412,6 +412,7 @@ type onDisk struct {
 	exists  bool
 	content []byte
 	mode    fs.FileMode
+	unread  int64 // the size of a file over the size limit, whose content was not read
 }
 
 func (d onDisk) holds(f fileState) bool {

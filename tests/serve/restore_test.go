@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -141,6 +142,23 @@ func TestRestoreOfAFileOverTheSizeLimit(t *testing.T) {
 		t.Fatalf("restore once the big file is moved away: exit %d, %q", code, errOut)
 	}
 	s.expect("a.txt", recorded)
+}
+
+// A file of the history grown far past the size limit (here 2 GB, sparse) is
+// reported as changed outside mcpdiff by status and status --health as any other,
+// hashed as it is read: not held in memory and diffed, which took minutes and as
+// many gigabytes of memory as the file.
+func TestStatusOfAFileGrownHuge(t *testing.T) {
+	s, _ := threeEdits(t)
+	if err := os.Truncate(s.Path("a.txt"), 2<<30); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status"}, {"status", "--health"}} {
+		out, errOut, code := runLimited(t, s.dir, nil, "", 20*time.Second, args...)
+		if code != 0 || !strings.Contains(out+errOut, "a.txt was changed outside mcpdiff since its last recorded state") {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
 }
 
 // The command status suggests for a file changed outside mcpdiff is safe to paste,
