@@ -267,6 +267,13 @@ func (s *Store) blockedFolder(path string) string {
 	return ""
 }
 
+// blockedNote says that a file whose folder blocked (relative) is no longer a folder
+// can be neither restored nor recorded, and the ways out.
+func blockedNote(blocked string) string {
+	b := shell.Quote(blocked)
+	return fmt.Sprintf("it can be neither restored nor recorded while %s is not a folder (it is a file or a symlink now): make %s a folder again, or leave the file", b, b)
+}
+
 // DriftNote says that the file of d was changed outside mcpdiff since its last
 // recorded state, and the two ways out: keep the change, or discard it with
 // `mcpdiff restore` (a command run in dir; it names the workspace when dir is
@@ -275,9 +282,7 @@ func (s *Store) blockedFolder(path string) string {
 // splits the line.
 func (s *Store) DriftNote(d Drift, dir string) string {
 	if d.Blocked != "" {
-		b := shell.Quote(d.Blocked)
-		return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state; it can be neither restored nor recorded "+
-			"while %s is not a folder (it is a file or a symlink now): make %s a folder again, or leave the file", shell.Quote(s.Rel(d.Path)), b, b)
+		return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state; %s", shell.Quote(s.Rel(d.Path)), blockedNote(d.Blocked))
 	}
 	cmd := []string{"mcpdiff", "restore", "--file", d.Path}
 	if r, ok := strings.CutPrefix(d.Path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator)); ok && dir != "" {

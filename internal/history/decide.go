@@ -59,8 +59,7 @@ type Drift struct {
 	Diff string // recorded state → what is on disk
 	// Blocked is the folder on the way to Path (relative, slash-separated) that is no
 	// longer a folder (a file, a symlink), or "": until it is one again the history
-	// can neither restore Path nor record it. Set by the listings (a decision on such
-	// a file stops earlier, at reading it).
+	// can neither restore Path nor record it.
 	Blocked string
 }
 
@@ -76,6 +75,10 @@ type ExternalChangeError struct {
 func (e *ExternalChangeError) Error() string {
 	var paths, restores []string
 	for _, d := range e.Drifts {
+		if d.Blocked != "" { // restore cannot reach it: say what status says
+			return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit, and this decision would discard that change; nothing was done: %s",
+				d.Path, blockedNote(d.Blocked))
+		}
 		paths = append(paths, d.Path)
 		cmd := []string{"mcpdiff", "restore", "--file", d.Path}
 		if e.Workspace != "" {
@@ -529,7 +532,8 @@ func (s *Store) compare(l *lineage, f *rebuild) ([]Drift, error) {
 			if disk.exists {
 				after = disk.content
 			}
-			drifts = append(drifts, Drift{Path: p, Diff: udiff.Unified(s.relName(p, recorded.exists), s.relName(p, disk.exists), before, after, 3)})
+			drifts = append(drifts, Drift{Path: p, Diff: udiff.Unified(s.relName(p, recorded.exists), s.relName(p, disk.exists), before, after, 3),
+				Blocked: s.blockedFolder(p)})
 		}
 		mode := f.mode
 		if disk.exists {

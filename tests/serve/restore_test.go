@@ -161,6 +161,33 @@ func TestStatusOfAFileGrownHuge(t *testing.T) {
 	}
 }
 
+// A file changed outside mcpdiff whose folder is now a symlink to another folder of
+// the workspace: status says it can be neither restored nor recorded until the folder
+// is one again, and a decision refused over it says the same, instead of suggesting a
+// restore that then finds no recorded state.
+func TestDecisionOverAFileWhoseFolderBecameASymlink(t *testing.T) {
+	s := start(t)
+	s.Write("sub/g.txt", "1\n2\n")
+	s.ok("edit_file", map[string]any{"path": "sub/g.txt", "old_string": "2", "new_string": "two"})
+	id := s.entries()[0]["edit_id"].(string)
+	if err := os.Rename(s.Path("sub"), s.Path("real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", s.Path("sub")); err != nil {
+		t.Fatal(err)
+	}
+	s.Write("real/g.txt", "1\ntwo\nby another program\n")
+	const note = "it can be neither restored nor recorded while sub is not a folder (it is a file or a symlink now): make sub a folder again, or leave the file"
+	if _, errOut, _ := cliSplit(t, s.dir, "status"); !strings.Contains(errOut, note) {
+		t.Fatalf("status: %q", errOut)
+	}
+	_, errOut, code := cliSplit(t, s.dir, "reject", id)
+	if code != 1 || !strings.Contains(errOut, note) || strings.Contains(errOut, "mcpdiff restore") {
+		t.Fatalf("reject over the change: exit %d, %q", code, errOut)
+	}
+	s.expect("real/g.txt", "1\ntwo\nby another program\n")
+}
+
 // The command status suggests for a file changed outside mcpdiff is safe to paste,
 // whatever the file's name: pasted into a shell it does what it says (shows the
 // changes) and nothing else.
