@@ -162,6 +162,16 @@ func absFile(p string) string {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		return real
 	}
+	return linkFile(abs)
+}
+
+// linkFile is the absolute path of p with its folders resolved but not p itself:
+// the path a file of the history has when it became a symlink.
+func linkFile(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
 	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
 		return filepath.Join(dir, filepath.Base(abs))
 	}

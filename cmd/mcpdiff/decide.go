@@ -97,7 +97,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s %s\n", past, editsText(out.Edits))
 	}
 	if len(out.Later) > 0 {
-		fmt.Fprintf(stdout, "with the later %s in the way: %s\n", plural(len(out.Later), "edit"), strings.Join(out.Later, ", "))
+		fmt.Fprintf(stdout, "with the later %s in the way: %s\n", plural(len(out.Later), "edit"), termsafe.Escape(strings.Join(out.Later, ", ")))
 	}
 	for _, f := range out.Files {
 		// A rejected create, or the source of an accepted move, is gone from disk:
@@ -113,7 +113,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 
 func editsText(ids []string) string {
 	if len(ids) == 1 {
-		return "edit " + ids[0]
+		return "edit " + termsafe.Escape(ids[0])
 	}
 	return plural(len(ids), "edit")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/termsafe"
 )
@@ -28,6 +29,16 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	path := absFile(a.file)
 	buffers := guardBuffers(store, stderr)
 	out, err := store.Restore(context.Background(), path, a.yes)
+	// A file of the history that is now a symlink is named by the link, not by the
+	// file it leads to: restoring it is then refused, saying why.
+	if link := linkFile(a.file); errors.Is(err, history.ErrNoHistory) && link != path {
+		if again, errAgain := store.Restore(context.Background(), link, a.yes); !errors.Is(errAgain, history.ErrNoHistory) {
+			if again != nil {
+				again.Warnings = append(out.Warnings, again.Warnings...)
+			}
+			out, err, path = again, errAgain, link
+		}
+	}
 	if out != nil {
 		warn(stderr, out.Warnings)
 	}

@@ -51,8 +51,8 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 func showHeader(store *history.Store, e *history.Entry) string {
 	// The tool call is counted from 1 in the conversation, as people count them
 	// (tool_call_index is 0-based).
-	lines := []string{fmt.Sprintf("edit %s  %s %s  %s  (conversation %s, call %d, %s, %s)", e.EditID, e.Operation, entryPath(store, e),
-		e.StatusText(), termsafe.Escape(e.ConversationID), e.ToolCallIndex+1, termsafe.Escape(e.ToolName), reviewlist.LocalTime(e.Timestamp))}
+	lines := []string{fmt.Sprintf("edit %s  %s %s  %s  (conversation %s, call %d, %s, %s)", termsafe.Escape(e.EditID), termsafe.Escape(string(e.Operation)), entryPath(store, e),
+		termsafe.Escape(e.StatusText()), termsafe.Escape(e.ConversationID), e.ToolCallIndex+1, termsafe.Escape(e.ToolName), reviewlist.LocalTime(e.Timestamp))}
 	if e.ConversationTitle != "" {
 		lines = append(lines, "prompt: "+termsafe.Escape(e.ConversationTitle))
 	}

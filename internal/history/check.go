@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -126,6 +128,8 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 			diff = fmt.Sprintf("(the recorded state of %s cannot be rebuilt: %v)\n", s.rel(p), err)
 		} else if disk == nil {
 			diff = fmt.Sprintf("%s is now a folder, a symlink or a special file, not a regular file\n", s.rel(p))
+		} else if disk.unread > 0 {
+			diff = fmt.Sprintf("%s is now %d bytes, over the size limit of %d bytes: not compared line by line\n", s.rel(p), disk.unread, s.maxFile)
 		} else {
 			var before []byte
 			if R.exists {
@@ -191,6 +195,19 @@ func (s *Store) holdsRecorded(path string, exists bool, hash string) (bool, *onD
 	case !fi.Mode().IsRegular():
 		return false, nil, nil
 	}
+	if fi.Size() > s.maxFile {
+		// Over the size limit (a log grown big, a sparse file): hashed as it is read,
+		// never held in memory nor compared line by line.
+		same := false
+		if exists {
+			h := sha256.New()
+			if _, err := s.workspace.CopyFile(rel, h); err != nil {
+				return false, nil, err
+			}
+			same = hex.EncodeToString(h.Sum(nil)) == hash
+		}
+		return same, &onDisk{exists: true, unread: fi.Size()}, nil
+	}
 	if !exists {
 		b, _, err := s.workspace.ReadFile(rel, 0)
 		return false, &onDisk{exists: true, content: b}, err
@@ -250,6 +267,13 @@ func (s *Store) blockedFolder(path string) string {
 	return ""
 }
 
+// blockedNote says that a file whose folder blocked (relative) is no longer a folder
+// can be neither restored nor recorded, and the ways out.
+func blockedNote(blocked string) string {
+	b := shell.Quote(blocked)
+	return fmt.Sprintf("it can be neither restored nor recorded while %s is not a folder (it is a file or a symlink now): make %s a folder again, or leave the file", b, b)
+}
+
 // DriftNote says that the file of d was changed outside mcpdiff since its last
 // recorded state, and the two ways out: keep the change, or discard it with
 // `mcpdiff restore` (a command run in dir; it names the workspace when dir is
@@ -258,9 +282,7 @@ func (s *Store) blockedFolder(path string) string {
 // splits the line.
 func (s *Store) DriftNote(d Drift, dir string) string {
 	if d.Blocked != "" {
-		b := shell.Quote(d.Blocked)
-		return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state; it can be neither restored nor recorded "+
-			"while %s is not a folder (it is a file or a symlink now): make %s a folder again, or leave the file", shell.Quote(s.Rel(d.Path)), b, b)
+		return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state; %s", shell.Quote(s.Rel(d.Path)), blockedNote(d.Blocked))
 	}
 	cmd := []string{"mcpdiff", "restore", "--file", d.Path}
 	if r, ok := strings.CutPrefix(d.Path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator)); ok && dir != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/shell"
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // ErrNoPendingChange means a selection by lines touched no pending change, or one by
@@ -58,8 +59,7 @@ type Drift struct {
 	Diff string // recorded state → what is on disk
 	// Blocked is the folder on the way to Path (relative, slash-separated) that is no
 	// longer a folder (a file, a symlink), or "": until it is one again the history
-	// can neither restore Path nor record it. Set by the listings (a decision on such
-	// a file stops earlier, at reading it).
+	// can neither restore Path nor record it.
 	Blocked string
 }
 
@@ -75,6 +75,10 @@ type ExternalChangeError struct {
 func (e *ExternalChangeError) Error() string {
 	var paths, restores []string
 	for _, d := range e.Drifts {
+		if d.Blocked != "" { // restore cannot reach it: say what status says
+			return fmt.Sprintf("%s changed outside mcpdiff since the last recorded edit, and this decision would discard that change; nothing was done: %s",
+				d.Path, blockedNote(d.Blocked))
+		}
 		paths = append(paths, d.Path)
 		cmd := []string{"mcpdiff", "restore", "--file", d.Path}
 		if e.Workspace != "" {
@@ -411,6 +415,7 @@ type onDisk struct {
 	exists  bool
 	content []byte
 	mode    fs.FileMode
+	unread  int64 // the size of a file over the size limit, whose content was not read
 }
 
 func (d onDisk) holds(f fileState) bool {
@@ -527,7 +532,8 @@ func (s *Store) compare(l *lineage, f *rebuild) ([]Drift, error) {
 			if disk.exists {
 				after = disk.content
 			}
-			drifts = append(drifts, Drift{Path: p, Diff: udiff.Unified(s.relName(p, recorded.exists), s.relName(p, disk.exists), before, after, 3)})
+			drifts = append(drifts, Drift{Path: p, Diff: udiff.Unified(s.relName(p, recorded.exists), s.relName(p, disk.exists), before, after, 3),
+				Blocked: s.blockedFolder(p)})
 		}
 		mode := f.mode
 		if disk.exists {
@@ -560,6 +566,11 @@ func (s *Store) observe(path string) (onDisk, error) {
 		return onDisk{}, fmt.Errorf("%s is now %s, not a regular file: the edit history can only rebuild a regular file; move it away and try again", path, describeMode(fi.Mode()))
 	}
 	b, info, err := s.workspace.ReadFile(rel, s.maxFile)
+	if errors.Is(err, workspace.ErrTooLarge) {
+		// The way out is the user's: moved away, the file is rebuilt as recorded.
+		return onDisk{}, fmt.Errorf("%s is now %d bytes, over the size limit of %d bytes of a file the edit history rebuilds: move it away and try again; nothing was changed",
+			path, fi.Size(), s.maxFile)
+	}
 	if err != nil {
 		return onDisk{}, err
 	}

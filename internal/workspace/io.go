@@ -28,27 +28,11 @@ var (
 // ReadFile reads a regular file. It refuses anything else (FIFOs, devices, sockets,
 // folders) without blocking, and files larger than limit bytes (limit <= 0: no limit).
 func (r *Root) ReadFile(rel string, limit int64) ([]byte, fs.FileInfo, error) {
-	// Stat before opening: opening some devices has side effects.
-	info, err := r.dir.Stat(rel)
+	f, info, err := r.openRegular(rel)
 	if err != nil {
-		return nil, nil, osError("read", rel, r, err)
-	}
-	if err := refuseNonRegular("read", rel, info); err != nil {
 		return nil, nil, err
-	}
-	// O_NONBLOCK: if rel was swapped for a FIFO since the Stat, opening it must not
-	// wait for a writer; the Stat of the open file below then refuses it.
-	f, err := r.dir.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, nil, osError("read", rel, r, err)
 	}
 	defer f.Close()
-	if info, err = f.Stat(); err != nil {
-		return nil, nil, osError("read", rel, r, err)
-	}
-	if err := refuseNonRegular("read", rel, info); err != nil {
-		return nil, nil, err
-	}
 	if limit > 0 && info.Size() > limit {
 		return nil, nil, tooLargeError(rel, info.Size(), limit)
 	}
@@ -64,6 +48,48 @@ func (r *Root) ReadFile(rel string, limit int64) ([]byte, fs.FileInfo, error) {
 		return nil, nil, tooLargeError(rel, int64(buf.Len()), limit)
 	}
 	return buf.Bytes(), info, nil
+}
+
+// CopyFile writes the bytes of a regular file to w as they are read, whatever its
+// size: for a file too large to hold in memory. It refuses what ReadFile refuses.
+func (r *Root) CopyFile(rel string, w io.Writer) (fs.FileInfo, error) {
+	f, info, err := r.openRegular(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := io.Copy(w, f); err != nil {
+		return nil, osError("read", rel, r, err)
+	}
+	return info, nil
+}
+
+// openRegular opens a regular file to read it, refusing anything else (FIFOs,
+// devices, sockets, folders) without blocking.
+func (r *Root) openRegular(rel string) (*os.File, fs.FileInfo, error) {
+	// Stat before opening: opening some devices has side effects.
+	info, err := r.dir.Stat(rel)
+	if err != nil {
+		return nil, nil, osError("read", rel, r, err)
+	}
+	if err := refuseNonRegular("read", rel, info); err != nil {
+		return nil, nil, err
+	}
+	// O_NONBLOCK: if rel was swapped for a FIFO since the Stat, opening it must not
+	// wait for a writer; the Stat of the open file below then refuses it.
+	f, err := r.dir.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, osError("read", rel, r, err)
+	}
+	if info, err = f.Stat(); err != nil {
+		f.Close()
+		return nil, nil, osError("read", rel, r, err)
+	}
+	if err := refuseNonRegular("read", rel, info); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
 }
 
 // WriteOptions tune WriteFile.

@@ -416,8 +416,11 @@ local function open_at(e)
   else
     vim.cmd("aboveleft split")
   end
-  vim.cmd("edit " .. vim.fn.fnameescape(path))
-  local buf = api.nvim_get_current_buf()
+  -- The buffer by its name, not `:edit`: an Ex command cannot hold a newline, and a
+  -- name with one opened another, empty file.
+  local buf = vim.fn.bufadd(path)
+  vim.bo[buf].buflisted = true
+  vim.cmd("buffer " .. buf)
   for _, h in ipairs(require("mcpdiff.hunks").hunks(buf)) do
     if h.edit_id == e.edit_id then
       api.nvim_win_set_cursor(0, { h.start_line, 0 })

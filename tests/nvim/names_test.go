@@ -3,6 +3,7 @@
 package nvimtest
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,24 @@ func TestReviewListShowsAnyName(t *testing.T) {
 				t.Fatalf("a row holds a raw control character: %q", line)
 			}
 		}
+		// `o` opens the file of the row, under its own name: an Ex command cannot
+		// hold a newline (":edit two\<NL>rows.txt" opened "tworows.txt", empty).
+		for _, name := range names {
+			s.cmd("McpDiffStatus")
+			s.cursorTo(s.waitListLine(termsafeName(name)))
+			s.input("o")
+			want := filepath.Join(s.ws, name)
+			eventually(t, "o to open "+want, func() bool {
+				return luaValue[string](s, `return vim.api.nvim_buf_get_name(0)`) == want
+			})
+			if got := luaValue[[]string](s, `return vim.api.nvim_buf_get_lines(0, 0, -1, false)`); len(got) != 1 || got[0] != "a" {
+				t.Fatalf("o opened %q holding %q", want, got)
+			}
+		}
 	})
+}
+
+// termsafeName is a name as the review list shows it.
+func termsafeName(name string) string {
+	return strings.NewReplacer("\n", `\n`, "\x1b", `\x1b`, "\x07", `\a`).Replace(name)
 }

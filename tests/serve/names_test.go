@@ -6,6 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
+	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
 // hostileNames are file names a cloned repository can hold: terminal escape sequences
@@ -90,4 +93,50 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	if _, err := os.Stat(s.Path("PWNED")); err == nil {
 		t.Fatal("a name ran a command")
 	}
+}
+
+// The fields of a planted log are data too: an edit id, operation, status or tool
+// name holding escape sequences or a newline is printed escaped by show, on the
+// foreign store and once it is adopted, and by the decisions taken on it.
+func TestPlantedFieldsAreEscaped(t *testing.T) {
+	r := newRepo(t)
+	r.Write("a.txt", "one\ntwo\n")
+	r.entry("conv_x", map[string]any{
+		"edit_id": "abcd1234\x1b]0;owned\x07\x1b[2J\nforged", "operation": "edit\x1b[2J", "status": "pending",
+		"tool_name": "Edit\x1b[1A", "file_path": r.Path("a.txt"), "checkpoint": "one\n",
+		"hash_before": sha("one\n"), "hash_after": sha("one\ntwo\n"), "diff": udiff.Unified("a.txt", "a.txt", []byte("one\n"), []byte("one\ntwo\n"), 3),
+	})
+	r.entry("conv_y", map[string]any{
+		"edit_id": "efgh5678-0000-4000-8000-000000000000", "operation": "edit", "status": "weird\x1b]52;c;cHduZWQ=\x07",
+		"file_path": r.Path("b.txt"), "checkpoint": "", "hash_before": sha(""), "hash_after": sha(""), "diff": "",
+	})
+	r.Write("b.txt", "")
+	check := func(what, out, errOut string) {
+		t.Helper()
+		if c := controlBytes(out + errOut); c != "" || strings.Contains(out, "\nforged") {
+			t.Fatalf("%s printed control characters %q:\n%s\n%s", what, c, out, errOut)
+		}
+	}
+	for _, conv := range []string{"conv_x", "conv_y"} {
+		out, errOut, _ := r.run("show", conv)
+		if !strings.Contains(out, `abcd1234\x1b]0;owned\a\x1b[2J\nforged`) && conv == "conv_x" {
+			t.Fatalf("show does not name the edit escaped:\n%s", out)
+		}
+		check("show "+conv+" of a foreign store", out, errOut)
+	}
+	r.adopt()
+	for _, conv := range []string{"conv_x", "conv_y"} {
+		out, errOut, _ := r.run("show", conv)
+		check("show "+conv, out, errOut)
+	}
+	out, errOut, code := r.run("reject", "--conv", "conv_x")
+	if code != 0 {
+		t.Fatalf("reject --conv: exit %d\n%s%s", code, out, errOut)
+	}
+	check("reject --conv", out, errOut)
+	if got := testenv.ReadFile(t, r.Path("a.txt")); got != "one\n" {
+		t.Fatalf("a.txt after the reject: %q", got)
+	}
+	out, errOut, _ = r.run("accept", "--conv", "conv_x")
+	check("accept --conv", out, errOut)
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
@@ -83,6 +84,108 @@ func TestRestoreBadInput(t *testing.T) {
 		t.Errorf("restore without a store: %d %q", code, errOut)
 	}
 	s.expect("new.txt", "no history\n")
+}
+
+// A file of the history that is now a symlink (to a file of the workspace or
+// outside it): the restore status suggests names the link, and says that it cannot
+// rebuild it while it is one, not that the file the link leads to has no history.
+// Nothing is written, through the link or in its place.
+func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
+	s, _ := threeEdits(t)
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	for _, target := range []string{s.Path("other.txt"), outside} {
+		os.WriteFile(target, []byte("target\n"), 0o644)
+		os.Remove(s.Path("a.txt"))
+		if err := os.Symlink(target, s.Path("a.txt")); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, _ := cliSplit(t, s.dir, "status")
+		if !strings.Contains(errOut, "`mcpdiff restore --file a.txt`") {
+			t.Fatalf("status of a file that became a symlink: %q", errOut)
+		}
+		for _, args := range [][]string{{"restore", "--file", "a.txt"}, {"restore", "--file", "a.txt", "--yes"}} {
+			_, errOut, code := cliSplit(t, s.dir, args...)
+			if code != 1 || !strings.Contains(errOut, s.Path("a.txt")+" is now a symlink") || strings.Contains(errOut, "no recorded edits") {
+				t.Fatalf("%v of a file that became a symlink to %s: exit %d, %q", args, target, code, errOut)
+			}
+		}
+		if got := testenv.ReadFile(t, target); got != "target\n" {
+			t.Fatalf("restore wrote %q through the link", got)
+		}
+		if fi, err := os.Lstat(s.Path("a.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("restore replaced the link: %v %v", fi, err)
+		}
+	}
+}
+
+// A file grown past the size limit the history rebuilds (64 MiB) since its last
+// recorded state: restore, and a decision on it, are refused saying so and how to
+// get the recorded state back (move the file away), not with the MCP tools' advice
+// to read part of it; once it is moved away, restore brings the recorded bytes back.
+func TestRestoreOfAFileOverTheSizeLimit(t *testing.T) {
+	s, ids := threeEdits(t)
+	recorded := s.Read("a.txt")
+	if err := os.Truncate(s.Path("a.txt"), 65<<20); err != nil { // sparse: nothing is written
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"restore", "--file", "a.txt"}, {"restore", "--file", "a.txt", "--yes"}, {"reject", ids[2]}} {
+		_, errOut, code := cliSplit(t, s.dir, args...)
+		if code != 1 || !strings.Contains(errOut, s.Path("a.txt")+" is now 68157440 bytes, over the size limit of 67108864 bytes") ||
+			!strings.Contains(errOut, "move it away") || strings.Contains(errOut, "read part of it") {
+			t.Fatalf("%v of a file over the size limit: exit %d, %q", args, code, errOut)
+		}
+	}
+	if err := os.Rename(s.Path("a.txt"), s.Path("a.txt.big")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cliSplit(t, s.dir, "restore", "--file", "a.txt", "--yes"); code != 0 {
+		t.Fatalf("restore once the big file is moved away: exit %d, %q", code, errOut)
+	}
+	s.expect("a.txt", recorded)
+}
+
+// A file of the history grown far past the size limit (here 2 GB, sparse) is
+// reported as changed outside mcpdiff by status and status --health as any other,
+// hashed as it is read: not held in memory and diffed, which took minutes and as
+// many gigabytes of memory as the file.
+func TestStatusOfAFileGrownHuge(t *testing.T) {
+	s, _ := threeEdits(t)
+	if err := os.Truncate(s.Path("a.txt"), 2<<30); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status"}, {"status", "--health"}} {
+		out, errOut, code := runLimited(t, s.dir, nil, "", 20*time.Second, args...)
+		if code != 0 || !strings.Contains(out+errOut, "a.txt was changed outside mcpdiff since its last recorded state") {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// A file changed outside mcpdiff whose folder is now a symlink to another folder of
+// the workspace: status says it can be neither restored nor recorded until the folder
+// is one again, and a decision refused over it says the same, instead of suggesting a
+// restore that then finds no recorded state.
+func TestDecisionOverAFileWhoseFolderBecameASymlink(t *testing.T) {
+	s := start(t)
+	s.Write("sub/g.txt", "1\n2\n")
+	s.ok("edit_file", map[string]any{"path": "sub/g.txt", "old_string": "2", "new_string": "two"})
+	id := s.entries()[0]["edit_id"].(string)
+	if err := os.Rename(s.Path("sub"), s.Path("real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", s.Path("sub")); err != nil {
+		t.Fatal(err)
+	}
+	s.Write("real/g.txt", "1\ntwo\nby another program\n")
+	const note = "it can be neither restored nor recorded while sub is not a folder (it is a file or a symlink now): make sub a folder again, or leave the file"
+	if _, errOut, _ := cliSplit(t, s.dir, "status"); !strings.Contains(errOut, note) {
+		t.Fatalf("status: %q", errOut)
+	}
+	_, errOut, code := cliSplit(t, s.dir, "reject", id)
+	if code != 1 || !strings.Contains(errOut, note) || strings.Contains(errOut, "mcpdiff restore") {
+		t.Fatalf("reject over the change: exit %d, %q", code, errOut)
+	}
+	s.expect("real/g.txt", "1\ntwo\nby another program\n")
 }
 
 // The command status suggests for a file changed outside mcpdiff is safe to paste,
