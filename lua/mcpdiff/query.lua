@@ -82,9 +82,8 @@ function M.open_file(args)
   if buf then
     vim.cmd("buffer " .. buf)
   else
-    vim.cmd("edit " .. vim.fn.fnameescape(path))
+    buf = require("mcpdiff.window").show_file(path)
   end
-  buf = api.nvim_get_current_buf()
   local count = api.nvim_buf_line_count(buf)
   local start_text = args.startText ~= "" and args.startText or nil
   local end_text = args.endText ~= "" and args.endText or nil

@@ -416,11 +416,7 @@ local function open_at(e)
   else
     vim.cmd("aboveleft split")
   end
-  -- The buffer by its name, not `:edit`: an Ex command cannot hold a newline, and a
-  -- name with one opened another, empty file.
-  local buf = vim.fn.bufadd(path)
-  vim.bo[buf].buflisted = true
-  vim.cmd("buffer " .. buf)
+  local buf = require("mcpdiff.window").show_file(path)
   for _, h in ipairs(require("mcpdiff.hunks").hunks(buf)) do
     if h.edit_id == e.edit_id then
       api.nvim_win_set_cursor(0, { h.start_line, 0 })

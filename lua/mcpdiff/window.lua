@@ -43,6 +43,16 @@ function M.close_current()
   end
 end
 
+-- show_file shows path's buffer (made and listed if need be) in the current window and
+-- returns it. By the buffer, not `:edit`: an Ex command cannot hold a newline, and a
+-- name with one opened another, empty file.
+function M.show_file(path)
+  local buf = vim.fn.bufadd(path)
+  vim.bo[buf].buflisted = true
+  vim.cmd("buffer " .. buf)
+  return buf
+end
+
 -- filetype_of is the filetype Neovim gives a file by its name, or nil: the diff
 -- view's proposal takes it, and openFile answers it.
 function M.filetype_of(path)

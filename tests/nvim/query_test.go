@@ -5,6 +5,7 @@ package nvimtest
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
@@ -115,6 +116,21 @@ func TestOpenFile(t *testing.T) {
 			`{"success":true,"filePath":"`+path+`","languageId":"plaintext","lineCount":5}`)
 		if s.currentBufName() != "" {
 			t.Fatalf("openFile with makeFrontmost=false took the focus: %q", s.currentBufName())
+		}
+	})
+}
+
+// openFile opens a file whose name holds a newline, not another file: an Ex command
+// cannot hold one (":edit two\<NL>rows.txt" opened an empty "tworows.txt").
+func TestOpenFileWithANewlineInItsName(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		path := s.writeFile("two\nrows.txt", "first\nsecond\n")
+		expectTexts(t, "openFile", c.Texts(c.CallTool("openFile", map[string]any{"filePath": path}), "openFile"), "Opened file: "+path)
+		if s.currentBufName() != path {
+			t.Fatalf("openFile opened %q", s.currentBufName())
+		}
+		if lines := luaValue[[]string](s, `return vim.api.nvim_buf_get_lines(0, 0, -1, false)`); strings.Join(lines, "|") != "first|second" {
+			t.Fatalf("openFile shows %q", lines)
 		}
 	})
 }
