@@ -44,12 +44,13 @@ function M.close_current()
 end
 
 -- show_file shows path's buffer (made and listed if need be) in the current window and
--- returns it. By the buffer, not `:edit`: an Ex command cannot hold a newline, and a
--- name with one opened another, empty file.
-function M.show_file(path)
+-- returns it; mods (such as "keepalt ") go before the command. By the buffer, not
+-- `:edit`: an Ex command cannot hold a newline, and the rest of a name with one ran
+-- as a command of its own.
+function M.show_file(path, mods)
   local buf = vim.fn.bufadd(path)
   vim.bo[buf].buflisted = true
-  vim.cmd("buffer " .. buf)
+  vim.cmd((mods or "") .. "buffer " .. buf)
   return buf
 end
 

@@ -47,3 +47,27 @@ func TestReviewListShowsAnyName(t *testing.T) {
 func termsafeName(name string) string {
 	return strings.NewReplacer("\n", `\n`, "\x1b", `\x1b`, "\x07", `\a`).Replace(name)
 }
+
+// openDiff of a file whose name holds a newline shows that file beside the proposal,
+// not another: the rest of the name once ran as an Ex command of its own.
+func TestOpenDiffOfANameWithANewline(t *testing.T) {
+	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
+		path := s.writeFile("two\nrows.txt", "old\n")
+		tab := tabName("two\nrows.txt", 1)
+		answer := c.OpenDiff(path, "new\n", tab)
+		s.waitViews(1)
+		shown := luaValue[[]string](s, `local out = {}
+for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  local b = vim.api.nvim_win_get_buf(w)
+  if vim.api.nvim_buf_get_name(b) == ... then
+    vim.list_extend(out, vim.api.nvim_buf_get_lines(b, 0, -1, false))
+  end
+end
+return out`, path)
+		if strings.Join(shown, "|") != "old" {
+			t.Fatalf("the window of %q shows %q", path, shown)
+		}
+		s.cmd("McpDiffReject")
+		expectTexts(t, "openDiff", c.Texts(answer, "openDiff"), "DIFF_REJECTED", tab)
+	})
+}

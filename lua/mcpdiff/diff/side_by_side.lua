@@ -37,7 +37,7 @@ local function show_original(view, w)
   if b then
     ok, err = pcall(vim.cmd, "keepalt buffer " .. b)
   else
-    ok, err = pcall(vim.cmd, "keepalt edit " .. vim.fn.fnameescape(view.path))
+    ok, err = pcall(require("mcpdiff.window").show_file, view.path, "keepalt ")
   end
   pcall(api.nvim_del_autocmd, swap)
   if not ok then
