@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -123,11 +124,14 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 		if same {
 			continue
 		}
-		var diff string
+		var diff, nowIs string
+		if disk == nil {
+			nowIs = s.nowIs(p)
+		}
 		if R, err := s.recordedState(snap, p); err != nil {
 			diff = fmt.Sprintf("(the recorded state of %s cannot be rebuilt: %v)\n", s.rel(p), err)
 		} else if disk == nil {
-			diff = fmt.Sprintf("%s is now a folder, a symlink or a special file, not a regular file\n", s.rel(p))
+			diff = fmt.Sprintf("%s is now %s, not a regular file\n", s.rel(p), cmp.Or(nowIs, "a folder, a symlink or a special file"))
 		} else if disk.unread > 0 {
 			diff = fmt.Sprintf("%s is now %d bytes, over the size limit of %d bytes: not compared line by line\n", s.rel(p), disk.unread, s.maxFile)
 		} else {
@@ -137,9 +141,21 @@ func (s *Store) drifts(snap *snapshot, only map[string]bool) ([]Drift, error) {
 			}
 			diff = udiff.Unified(s.relName(p, R.exists), s.relName(p, disk.exists), before, disk.content, 3)
 		}
-		out = append(out, Drift{Path: p, Diff: diff, Blocked: s.blockedFolder(p)})
+		out = append(out, Drift{Path: p, Diff: diff, Blocked: s.blockedFolder(p), NowIs: nowIs})
 	}
 	return out, nil
+}
+
+// nowIs names what is at path when it is there but not a regular file, else "".
+func (s *Store) nowIs(path string) string {
+	rel, err := s.relPath(path)
+	if err != nil {
+		return ""
+	}
+	if fi, err := s.workspace.Lstat(rel); err == nil && !fi.Mode().IsRegular() {
+		return describeMode(fi.Mode())
+	}
+	return ""
 }
 
 // recorded is the state of a path the last step that touched it left.
@@ -290,6 +306,11 @@ func (s *Store) DriftNote(d Drift, dir string) string {
 	}
 	if rel, err := filepath.Rel(s.Workspace(), RealPath(dir)); dir != "" && (err != nil || !filepath.IsLocal(rel)) {
 		cmd = append(cmd, "--workspace", s.Workspace())
+	}
+	if d.NowIs != "" { // restore rebuilds only a regular file
+		return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state and is now %s. To keep it, do nothing. "+
+			"To put the recorded file back, move it away, then run `%s` (it shows what it would write; add --yes to write it)",
+			shell.Quote(s.Rel(d.Path)), d.NowIs, shell.Command(cmd...))
 	}
 	return fmt.Sprintf("%s was changed outside mcpdiff since its last recorded state. To keep the change, do nothing: "+
 		"the next agent edit of it records the change as yours. To discard it, run `%s` (it shows what it would discard; add --yes to discard it)",

@@ -61,6 +61,9 @@ type Drift struct {
 	// longer a folder (a file, a symlink), or "": until it is one again the history
 	// can neither restore Path nor record it.
 	Blocked string
+	// NowIs names what Path is now when it is no longer a regular file ("a symlink",
+	// "a folder", "a special file"), or "": restore needs it moved away first.
+	NowIs string
 }
 
 // ExternalChangeError stops a decision that would overwrite changes made outside

@@ -92,6 +92,7 @@ func TestRestoreBadInput(t *testing.T) {
 // Nothing is written, through the link or in its place.
 func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
 	s, _ := threeEdits(t)
+	recorded := s.Read("a.txt")
 	outside := filepath.Join(t.TempDir(), "outside.txt")
 	for _, target := range []string{s.Path("other.txt"), outside} {
 		os.WriteFile(target, []byte("target\n"), 0o644)
@@ -99,8 +100,9 @@ func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
 		if err := os.Symlink(target, s.Path("a.txt")); err != nil {
 			t.Fatal(err)
 		}
+		// status says what the link is in the way of, and the way out restore needs.
 		_, errOut, _ := cliSplit(t, s.dir, "status")
-		if !strings.Contains(errOut, "`mcpdiff restore --file a.txt`") {
+		if !strings.Contains(errOut, "and is now a symlink. To keep it, do nothing. To put the recorded file back, move it away, then run `mcpdiff restore --file a.txt`") {
 			t.Fatalf("status of a file that became a symlink: %q", errOut)
 		}
 		for _, args := range [][]string{{"restore", "--file", "a.txt"}, {"restore", "--file", "a.txt", "--yes"}} {
@@ -115,6 +117,13 @@ func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
 		if fi, err := os.Lstat(s.Path("a.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			t.Fatalf("restore replaced the link: %v %v", fi, err)
 		}
+	}
+	// The way out status names: the link moved away, restore puts the file back.
+	if err := os.Rename(s.Path("a.txt"), s.Path("a.link")); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := cli(t, s.dir, "restore", "--file", "a.txt", "--yes"); code != 0 || s.Read("a.txt") != recorded {
+		t.Fatalf("restore after the link moved away: exit %d, %q; a.txt holds %q", code, out, s.Read("a.txt"))
 	}
 }
 
