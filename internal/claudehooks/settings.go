@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,12 @@ func readSettings(path, confine string) (*settingsFile, error) {
 		return f, nil
 	}
 	root, err := parseTree(data, maxSettingsDepth)
+	if err != nil && startsComment(data, err) {
+		// Some agents (Gemini CLI) accept comments in their settings: say that this
+		// is what stops us, not just where.
+		return nil, fmt.Errorf("%s holds a comment, which plain JSON does not allow and mcpdiff cannot read: "+
+			"take the comments out (or add the hooks by hand), then run this again (nothing was changed)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s is not valid JSON (%v); fix it, then run this again (nothing was changed)", path, err)
 	}
@@ -366,4 +373,19 @@ func GeminiRunSettings(dir, bin string) (string, error) {
 		return "", err
 	}
 	return sf.path, os.Chmod(sf.path, 0o600)
+}
+
+// startsComment reports whether the JSON syntax error err stopped at a // or /*.
+func startsComment(data []byte, err error) bool {
+	var syntax *json.SyntaxError
+	if !errors.As(err, &syntax) {
+		return false
+	}
+	// The decoder's offset is at the bad byte, Unmarshal's just after it.
+	for _, at := range []int64{syntax.Offset, syntax.Offset - 1} {
+		if at >= 0 && at < int64(len(data)) && (bytes.HasPrefix(data[at:], []byte("//")) || bytes.HasPrefix(data[at:], []byte("/*"))) {
+			return true
+		}
+	}
+	return false
 }

@@ -229,6 +229,8 @@ func TestHooksRefusesBadSettings(t *testing.T) {
 		"hooks not object":   `{"hooks": []}`,
 		"event not a list":   `{"hooks": {"PreToolUse": {}}}`,
 		"two values in file": `{} {}`,
+		"comment":            "{\n  // mine\n  \"theme\": \"dark\"\n}\n",
+		"block comment":      "{ /* mine */ \"theme\": \"dark\" }",
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -237,6 +239,9 @@ func TestHooksRefusesBadSettings(t *testing.T) {
 				_, errOut, code := w.hooks(action)
 				if code != 1 || !strings.Contains(errOut, "settings.local.json") || !strings.Contains(errOut, "nothing was changed") {
 					t.Fatalf("%s: exit %d %q", action, code, errOut)
+				}
+				if strings.Contains(name, "comment") != strings.Contains(errOut, "holds a comment") {
+					t.Fatalf("%s of a file with a %s: %q", action, name, errOut)
 				}
 				if got := w.Read(".claude/settings.local.json"); got != content {
 					t.Fatalf("%s changed a file it refused: %q", action, got)
