@@ -540,9 +540,9 @@ local function set_keymaps(buf)
         )
         if #entries > 1 then
           vim.cmd("redraw") -- the list as counted, under the question
-        end
-        if #entries > 1 and not M.confirm(question) then
-          return notify(action .. " of conversation " .. id .. " cancelled")
+          if not M.confirm(question) then
+            return notify(action .. " of conversation " .. id .. " cancelled")
+          end
         end
         decide(action, id)
       end)
