@@ -29,7 +29,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-const waitLimit = 60 * time.Second
+var waitLimit = testenv.Scaled(60 * time.Second)
 
 var (
 	repoRoot  = testenv.RepoRoot()
@@ -398,7 +398,7 @@ func stopGroup(pgid int) {
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	// Waiting for the kernel to reap them, bounded.
-	testenv.WithinEvery(10*time.Second, 20*time.Millisecond, func() bool { return !groupAlive(pgid) })
+	testenv.WithinEvery(testenv.Scaled(10*time.Second), 20*time.Millisecond, func() bool { return !groupAlive(pgid) })
 }
 
 // groupAlive reports whether any process of process group pgid still exists.
@@ -424,13 +424,59 @@ func (tm *tmuxClaude) screen() string {
 	return string(out)
 }
 
-// typeLine types text, waits until it shows, then presses Enter.
+// typeLine types text into the prompt, waits until it shows there, then presses
+// Enter until the prompt is empty again (it was submitted).
 func (tm *tmuxClaude) typeLine(text string) {
-	if out, err := exec.Command("tmux", "-L", tm.socket, "send-keys", "-t", "S", "-l", text).CombinedOutput(); err != nil {
-		tm.t.Fatalf("send-keys: %v %s", err, out)
+	tm.t.Helper()
+	tm.send("-l", text)
+	eventually(tm.t, "the typed prompt to show", func() bool { return promptHolds(tm.screen(), text) }, tm.screen)
+	tm.press("Enter", "the prompt to be submitted", func() bool { return !promptHolds(tm.screen(), text) })
+}
+
+// press sends key until done holds (pressUntil).
+func (tm *tmuxClaude) press(key, effect string, done func() bool) {
+	tm.t.Helper()
+	pressUntil(tm.t, func() { tm.send(key) }, key+" for "+effect, done, tm.screen)
+}
+
+// pressUntil presses a key (press) until done holds. Claude Code drops keys that
+// reach a question within a moment of its drawing (its dialogs arm an input grace),
+// and how long that moment lasts depends on the machine: a key sent once, as soon as
+// the question shows, is lost on some. So the key is sent again each second (scaled)
+// until it has had its effect, within waitLimit.
+func pressUntil(t *testing.T, press func(), what string, done func() bool, screen func() string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		press()
+		if testenv.WithinEvery(testenv.Scaled(time.Second), 50*time.Millisecond, done) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out pressing %s (sent each second)\nClaude Code's screen:\n%s", what, screen())
+		}
 	}
-	eventually(tm.t, "the typed prompt to show", func() bool { return strings.Contains(tm.screen(), text) }, tm.screen)
-	exec.Command("tmux", "-L", tm.socket, "send-keys", "-t", "S", "Enter").Run()
+}
+
+// send sends keys to the pane (tmux send-keys arguments).
+func (tm *tmuxClaude) send(keys ...string) {
+	tm.t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"-L", tm.socket, "send-keys", "-t", "S"}, keys...)...).CombinedOutput(); err != nil {
+		tm.t.Fatalf("send-keys %q: %v %s", keys, err, out)
+	}
+}
+
+// promptHolds reports whether Claude Code's prompt box (the line between two rules
+// that starts with ❯) holds text; the transcript above shows submitted prompts the
+// same way, outside the box.
+func promptHolds(screen, text string) bool {
+	lines := strings.Split(screen, "\n")
+	for i := 1; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i-1], "────") && strings.HasPrefix(lines[i], "❯") {
+			return strings.Contains(lines[i], text)
+		}
+	}
+	return false
 }
 
 func promptReady(screen string) bool {

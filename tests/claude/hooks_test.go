@@ -305,8 +305,12 @@ func (n *nvimTerm) screen() string {
 	return strings.Join(lines, "\n")
 }
 
+// typeLine types text into the prompt, waits until it shows there, then sends Enter
+// until the prompt is empty again (as tmuxClaude.typeLine does).
 func (n *nvimTerm) typeLine(text string) {
+	n.t.Helper()
 	n.v.ExecLua(`vim.api.nvim_chan_send(...)`, nil, n.job, text)
-	eventually(n.t, "the typed prompt to show", func() bool { return strings.Contains(n.screen(), text) }, n.screen)
-	n.v.ExecLua(`vim.api.nvim_chan_send(...)`, nil, n.job, "\r")
+	eventually(n.t, "the typed prompt to show", func() bool { return promptHolds(n.screen(), text) }, n.screen)
+	pressUntil(n.t, func() { n.v.ExecLua(`vim.api.nvim_chan_send(...)`, nil, n.job, "\r") }, "Enter to submit the prompt",
+		func() bool { return !promptHolds(n.screen(), text) }, n.screen)
 }

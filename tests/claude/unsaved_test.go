@@ -3,7 +3,6 @@
 package claude
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,9 +43,9 @@ func TestRealClaudeCodeManualModeUnsavedBuffer(t *testing.T) {
 				eventually(t, "Claude Code asking in its terminal", func() bool {
 					return strings.Contains(words(), "Do you want to make this edit to a.txt?")
 				}, tm.screen)
-				if err := exec.Command("tmux", "-L", tm.socket, "send-keys", "-t", "S", "Enter").Run(); err != nil { // 1. Yes
-					t.Fatal(err)
-				}
+				tm.press("Enter", "the answer 1. Yes", func() bool { // the question goes once answered
+					return !strings.Contains(words(), "Do you want to make this edit to a.txt?")
+				})
 				eventually(t, "the model's 'done'", func() bool { return api.finished("edit a") }, tm.screen)
 				wantFile = "one\nTWO\n"
 			}
