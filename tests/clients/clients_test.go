@@ -20,7 +20,7 @@ import (
 )
 
 // cliTimeout bounds one run of a CLI; reaching it is a failure, never a pace.
-const cliTimeout = 3 * time.Minute
+var cliTimeout = testenv.Scaled(3 * time.Minute)
 
 // A cli is an agent CLI installed from npm into clientsDir/<pkg>.
 type cli struct {
@@ -151,6 +151,11 @@ func newProject(t *testing.T, cliBinDir string) *project {
 		"TERM=dumb",
 		"NO_COLOR=1",
 		"LANG=C.UTF-8",
+		// OpenCode installs its plugin package into every config folder it loads
+		// (npm's own code, in the background, waited for before the prompt runs);
+		// offline, npm's retries take 70 s before it gives up. Told it is offline,
+		// npm gives up at once, and OpenCode goes on as it does after its timeout.
+		"npm_config_offline=true",
 	)
 	// Gemini CLI starts no server in a folder the user has not trusted; this is the
 	// file its trust prompt writes.
