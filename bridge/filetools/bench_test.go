@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpdiff/mcpdiff/internal/testenv/timeouts"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
@@ -190,7 +191,7 @@ func BenchmarkReadTextFileKept(b *testing.B) {
 		}
 	}
 	// A read is kept once the file's identity has settled, a tick after its write.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(timeouts.Scaled(5 * time.Second))
 	for srv.readings.files == nil {
 		if time.Now().After(deadline) {
 			b.Fatal("the read of an unchanged file was never kept")

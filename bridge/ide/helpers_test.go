@@ -19,7 +19,7 @@ import (
 )
 
 // waitLimit bounds every wait in these tests; reaching it is a failure, never a pace.
-const waitLimit = testenv.WaitLimit
+var waitLimit = testenv.WaitLimit
 
 // cliInitialize is the exact initialize request Claude Code 2.1.330 sends.
 const cliInitialize = ideclient.CLIInitialize

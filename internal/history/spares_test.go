@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiff/mcpdiff/internal/testenv/timeouts"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -37,7 +38,7 @@ func (w *ws) spareCount() (files, dirs int) {
 // store no more (the test's folder can be removed).
 func (w *ws) waitSpares() {
 	w.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(timeouts.Scaled(30 * time.Second))
 	for {
 		files, dirs := w.spareCount()
 		if files >= wantSpareFiles && dirs >= wantSpareDirs {

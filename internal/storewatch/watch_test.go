@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv/timeouts"
 )
 
 // reports collects what a watcher reports.
@@ -15,7 +17,7 @@ func (r reports) next(t *testing.T, what string) []string {
 	select {
 	case got := <-r:
 		return got
-	case <-time.After(5 * time.Second):
+	case <-time.After(timeouts.Scaled(5 * time.Second)):
 		t.Fatalf("no report after %s", what)
 		return nil
 	}

@@ -57,12 +57,20 @@ func run(m *testing.M, s Suite) int {
 	if s.BenchOnly && !Benchmarking() {
 		return m.Run()
 	}
-	dir, err := os.MkdirTemp("", "mcpdiff-test-")
+	if err := noStoreAbove(os.TempDir()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The suite's sandbox: its temp folders (TMPDIR, hence t.TempDir), races and key,
+	// removed at its end. The name is short: the Unix sockets of the tests (Neovim's
+	// --listen) live below it, within the 108 bytes of a socket path.
+	dir, err := os.MkdirTemp("", "md")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	os.Setenv("TMPDIR", dir)
 	raceLogs = filepath.Join(dir, "races")
 	if err := os.Mkdir(raceLogs, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -92,6 +100,21 @@ func run(m *testing.M, s Suite) int {
 		return 1
 	}
 	return code
+}
+
+// noStoreAbove refuses to run the suites below a folder an edit history lives in:
+// mcpdiff finds a store by walking up from a file, so such a store would take the
+// tests' workspaces as its own (their hooks recording into it, or refusing it as
+// another user's).
+func noStoreAbove(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".mcp", "edit_history")); err == nil {
+			return fmt.Errorf("an edit history at %s would hold the tests' workspaces below %s: move it away (or set TMPDIR to a folder with none above it), then run the tests again", filepath.Join(d, ".mcp"), dir)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }
 
 // BuildBinary builds cmd/mcpdiff into dir as b says and returns its path.

@@ -63,7 +63,7 @@ func StartMCP(tb testing.TB, s MCPServer) *MCPClient {
 	}
 	m.Client = client.NewClient(tr, opts...)
 	tb.Cleanup(func() { m.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), Scaled(30*time.Second))
 	defer cancel()
 	if err := Handshake(ctx, m.Client, s.Client, s.Roots != nil); err != nil {
 		tb.Fatalf("start %s: %v\n%s", command, err, m.Stderr)

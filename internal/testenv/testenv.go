@@ -17,6 +17,10 @@
 //	MCPDIFF_REQUIRE_NVIM=1 a test that needs Neovim fails, not skips, when none is found
 //	                       (`make test` sets it)
 //	UPDATE_SNAPSHOTS=1     golden files are rewritten instead of compared
+//	MCPDIFF_TEST_TIMEOUT_SCALE
+//	                       the factor (default 1) every deadline of the tests is
+//	                       multiplied by: waits, contexts, limits of subprocesses
+//	                       (package timeouts)
 package testenv
 
 import (
@@ -27,6 +31,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv/timeouts"
 )
 
 // The stores tests make are signed with a key in $XDG_STATE_HOME/mcpdiff: in a test
@@ -38,8 +44,12 @@ func init() {
 	}
 }
 
+// Scaled is d times $MCPDIFF_TEST_TIMEOUT_SCALE (package timeouts): every deadline
+// of the suites goes through it.
+func Scaled(d time.Duration) time.Duration { return timeouts.Scaled(d) }
+
 // WaitLimit bounds every wait; reaching it is a failure, never a pace.
-const WaitLimit = 20 * time.Second
+var WaitLimit = Scaled(20 * time.Second)
 
 // RepoRoot is the checkout's root folder.
 func RepoRoot() string {

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv/timeouts"
 )
 
 func mkfifo(string) error { return errors.New("no FIFOs on this system") }
@@ -15,7 +17,7 @@ func mkfifo(string) error { return errors.New("no FIFOs on this system") }
 // against a hang, never a timing assertion.
 func deadline(t *testing.T) <-chan time.Time {
 	t.Helper()
-	return time.After(10 * time.Second)
+	return time.After(timeouts.Scaled(10 * time.Second))
 }
 
 // currentUmask is 0 where files have no umask.

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/testenv/timeouts"
 )
 
 func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
@@ -15,7 +17,7 @@ func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
 // against a hang, never a timing assertion.
 func deadline(t *testing.T) <-chan time.Time {
 	t.Helper()
-	return time.After(10 * time.Second)
+	return time.After(timeouts.Scaled(10 * time.Second))
 }
 
 // currentUmask reads the process umask (tests here do not run in parallel).

@@ -287,7 +287,7 @@ func TestHostileSettingsFiles(t *testing.T) {
 	w.Write(".claude/settings.json", big)
 	start := time.Now()
 	_, errOut, code := w.agentHooks("install", "--scope", "project")
-	if code != 1 || !strings.Contains(errOut, "settings.json") || !strings.Contains(errOut, "MB") || time.Since(start) > 10*time.Second {
+	if code != 1 || !strings.Contains(errOut, "settings.json") || !strings.Contains(errOut, "MB") || time.Since(start) > testenv.Scaled(10*time.Second) {
 		t.Errorf("10 MB settings file: exit %d %q after %v", code, errOut, time.Since(start))
 	}
 	// 20 KB of nesting: refused by depth; the file stays as it was.

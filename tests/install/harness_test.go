@@ -29,7 +29,7 @@ import (
 )
 
 // waitLimit bounds every wait; reaching it is a failure, never a pace.
-const waitLimit = 60 * time.Second
+var waitLimit = testenv.Scaled(60 * time.Second)
 
 var (
 	repoRoot string   // this checkout

@@ -20,7 +20,7 @@ import (
 )
 
 func portClosed(port int) bool {
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), testenv.Scaled(time.Second))
 	if err != nil {
 		return true
 	}

@@ -23,7 +23,7 @@ import (
 )
 
 // waitLimit bounds every wait; reaching it is a failure, never a pace.
-const waitLimit = testenv.WaitLimit
+var waitLimit = testenv.WaitLimit
 
 // repoRoot is the checkout: the plugin's runtimepath entry.
 var repoRoot = testenv.RepoRoot()

@@ -172,7 +172,7 @@ func TestServeFindsNeovimThroughLockFile(t *testing.T) {
 		s.editUnsaved(a)
 		server := testenv.StartMCP(t, testenv.MCPServer{Args: []string{"serve", "--root", s.ws}, Dir: s.ws,
 			Env: append(testenv.HomeVars(s.home), "CLAUDE_CONFIG_DIR="+s.config, "NVIM=")})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(time.Minute))
 		defer cancel()
 		res, err := server.Call(ctx, "edit_file", map[string]any{"path": a, "old_string": "a", "new_string": "A"})
 		if err != nil || !res.IsError || len(res.Content) == 0 {
@@ -224,7 +224,7 @@ func TestGuardBusyNeovim(t *testing.T) {
 		}
 		r := s.runHook(preToolUse(s.ws, a))
 		syscall.Kill(s.pid, syscall.SIGCONT)
-		if r.took > 2*time.Second+startup {
+		if r.took > testenv.Scaled(2*time.Second)+startup {
 			t.Fatalf("the hook took %v with Neovim not answering", r.took)
 		}
 		reason := denied(t, r)
@@ -335,7 +335,7 @@ func TestHookLeavesAcceptedDiffsToTheBridge(t *testing.T) {
 			}
 			r := s.runHook(toolUse("PostToolUse", s.ws, path, "toolu_busy"))
 			syscall.Kill(s.pid, syscall.SIGCONT)
-			if r.code != 0 || r.stdout != "" || r.took > 2*time.Second+startup {
+			if r.code != 0 || r.stdout != "" || r.took > testenv.Scaled(2*time.Second)+startup {
 				t.Fatalf("PostToolUse with Neovim stopped: exit %d, stdout %q, stderr %q, took %v", r.code, r.stdout, r.stderr, r.took)
 			}
 			if got := entriesOf(path); len(got) != 1 || got[0].Source != "claude-code" {

@@ -151,7 +151,7 @@ func TestEveryReloadTriggerFollowsTheRule(t *testing.T) {
 		// A file tool of `mcpdiff serve` told of this Neovim; it refuses b.
 		mcp := testenv.StartMCP(t, testenv.MCPServer{Args: []string{"serve", "--root", s.ws}, Dir: s.ws,
 			Env: append(testenv.HomeVars(s.home), "NVIM="+s.serverName())})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(time.Minute))
 		defer cancel()
 		if res, err := mcp.Call(ctx, "edit_file", map[string]any{"path": a, "old_string": "a two", "new_string": "a TWO"}); err != nil || res.IsError {
 			t.Fatalf("edit_file a.txt: %v %+v", err, res)

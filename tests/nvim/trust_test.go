@@ -203,7 +203,7 @@ func TestShellDecisionGoesOnWhenNeovimDoesNotAnswer(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "did not answer within 1s whether it has unsaved changes of "+path) {
 			t.Fatalf("reject with Neovim stopped: exit %d\n%s%s", code, stdout, stderr)
 		}
-		if took > 2*time.Second+2*startup {
+		if took > testenv.Scaled(2*time.Second)+2*startup {
 			t.Fatalf("the reject took %v with Neovim not answering", took)
 		}
 		if testenv.ReadFile(t, path) != v0 {

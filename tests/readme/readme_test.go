@@ -213,7 +213,7 @@ func runBlock(t *testing.T, b block) {
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(2*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", code)
 	cmd.Dir, cmd.Env = e.ws, e.vars
@@ -256,7 +256,7 @@ func seedHistory(t *testing.T, e *env) string {
 	testenv.WriteFile(t, filepath.Join(e.ws, "src", "main.go"), mainGo(nil))
 	c := testenv.StartMCP(t, testenv.MCPServer{Args: []string{"serve", "--root", e.ws}, Env: e.vars, Client: "readme-test"})
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(time.Minute))
 	defer cancel()
 	call := func(tool string, args map[string]any) {
 		res, err := c.Call(ctx, tool, args)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
 // Twenty concurrent edits of different lines of one file all land: calls to one file
@@ -80,7 +81,7 @@ func TestSlowCallDoesNotBlockOthers(t *testing.T) {
 		if !strings.Contains(text, "Successfully replaced 1") {
 			t.Fatalf("edit after the lock was released: %q", text)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testenv.Scaled(30 * time.Second)):
 		t.Fatal("the edit never finished after the lock was released")
 	}
 	s.expect("a.txt", "c\n")
@@ -93,7 +94,7 @@ func TestPipelinedCallsAllAnswered(t *testing.T) {
 	for i := range 50 {
 		s.Write(fmt.Sprintf("f%d.txt", i), fmt.Sprintf("file %d\n", i))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(30*time.Second))
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range 50 {

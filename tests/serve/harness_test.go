@@ -58,7 +58,7 @@ func startWith(t *testing.T, dir string, srv testenv.MCPServer) *session {
 // call calls a tool and returns its text and whether it is an error result.
 func (s *session) call(tool string, args map[string]any) (string, bool) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
 	defer cancel()
 	res, err := s.c.Call(ctx, tool, args)
 	if err != nil {

@@ -66,7 +66,7 @@ func TestClientRootsAreUsedAndRefreshed(t *testing.T) {
 				t.Fatal(err)
 			}
 			var text string
-			if !testenv.Within(10*time.Second, func() bool {
+			if !testenv.Within(testenv.Scaled(10*time.Second), func() bool {
 				var isErr bool
 				text, isErr = s.call("read_files", map[string]any{"path": filepath.Join(two, "b.txt")})
 				return !isErr && text == "1 | two"
@@ -138,7 +138,7 @@ func TestHTTPNeedsTheBearerToken(t *testing.T) {
 	}
 	c := client.NewClient(tr)
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(20*time.Second))
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -276,7 +276,7 @@ func TestHTTPBoundsSlowClients(t *testing.T) {
 		}
 		select {
 		case <-closed:
-		case <-time.After(2 * time.Minute):
+		case <-time.After(testenv.Scaled(2 * time.Minute)):
 			t.Fatalf("%d of %d slow connections still open after 2 minutes", slow-n, slow)
 		}
 	}
