@@ -1,6 +1,11 @@
 # make        builds bin/mcpdiff and doc/tags (what lazy.nvim's `build = "make"` runs)
 # make test   the whole suite: lint (Go and Lua), unit and end-to-end tests with -race
-#             on Neovim 0.7.2 and 0.10, and a short run of every fuzz target
+#             on Neovim 0.7.2 and 0.10, the portable paths, a short run of every fuzz
+#             target; it ends with the skipped tests and the 20 slowest
+# make check  the inner loop, under a minute: lint and every unit test with -race,
+#             needing neither Neovim nor an agent CLI
+# make test-nvim, test-agents, test-serve, test-install  one end-to-end suite group
+#             (CONTRIBUTING.md says which to run when)
 # make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua
 # make bench  benchmarks, side by side with the peers they name; their tables go into
 #             docs/benchmarks.md
@@ -15,8 +20,11 @@ RACEBIN := bin/mcpdiff-race
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 SOURCES := $(shell find . -name '*.go' -not -path './.git/*' 2>/dev/null) go.mod go.sum lua/mcpdiff/version.lua
 FUZZTIME ?= 4s
+# make test's share of fuzzing: each target for this long (make fuzz FUZZTIME=1m to
+# fuzz for longer).
+TESTFUZZTIME := 2s
 
-.PHONY: all test unit fuzz bench screenshots clean lint cross portable release
+.PHONY: all test check unit test-nvim test-agents test-serve test-install fuzz bench screenshots clean lint cross portable release
 
 # doc/tags first: `:help mcpdiff` works even when the Go build cannot run.
 all: doc/tags $(BIN)
@@ -37,17 +45,58 @@ $(BIN): $(SOURCES)
 $(RACEBIN): $(SOURCES)
 	$(GO) build -race -ldflags "-X main.commit=$(COMMIT)" -o $(RACEBIN) ./cmd/mcpdiff
 
-# Neovim 0.7.2 is Debian's `nvim`; 0.10 comes from scripts/nvim-0.10 (cached in
-# ~/.cache/nvim-0.10 after the first run). The tests run every listed Neovim, and
-# fail (not skip) without one.
-test: $(BIN) $(RACEBIN) lint cross
-	MCPDIFF_BIN=$(CURDIR)/$(RACEBIN) MCPDIFF_REQUIRE_NVIM=1 \
-		MCPDIFF_NVIMS="$$(command -v nvim):$$(scripts/nvim-0.10)" \
-		$(GO) test -race -count=1 -timeout 30m ./...
+# How the tests run: through bin/testsummary (scripts/testsummary), which shows
+# go test's events as plain go test does and keeps them in bin/testlogs, for the
+# summary that ends make test. $(call gotest,NAME,ARGS) runs go test -json ARGS.
+TESTSUMMARY := bin/testsummary
+TESTLOGS    := bin/testlogs
+gotest = $(TESTSUMMARY) -log $(TESTLOGS)/$(1).json $(GO) test -json $(2)
+$(TESTSUMMARY): scripts/testsummary/main.go
+	$(GO) build -o $@ ./scripts/testsummary
+
+# The unit tests: every package outside tests/. The few that drive a Neovim use one
+# when they find it, and skip otherwise (make test requires it).
+UNIT := . ./bridge/... ./cmd/... ./internal/... ./nvim/... ./scripts/...
+
+# The end-to-end suites run the -race build and every listed Neovim: Debian's nvim
+# (0.7.2) and 0.10 from scripts/nvim-0.10 (cached in ~/.cache/nvim-0.10 after its
+# first run). MCPDIFF_REQUIRE_TOOLS=1: a test without a program it needs (a Neovim,
+# an agent CLI, tmux, strace) fails, naming it, rather than skips.
+E2EENV = MCPDIFF_BIN=$(CURDIR)/$(RACEBIN) MCPDIFF_REQUIRE_TOOLS=1 \
+	MCPDIFF_NVIMS="$$(command -v nvim):$$(scripts/nvim-0.10)"
+# Independent tests run in parallel (each in its own temp folders, home and ports),
+# several suites at once: most of their time is spent waiting on other processes.
+# RUN=REGEXP runs only the tests it matches (go test -run), for the inner loop.
+E2EFLAGS = -race -count=1 -timeout 30m -p 4 -parallel 4 $(if $(RUN),-run '$(RUN)')
+# Not tests but generators, run by their own targets: the README's pictures (make
+# screenshots) and the hook inputs recorded from the real Claude Code (CONTRIBUTING.md).
+GENERATORS := ^(TestScreenshots|TestCaptureHookFixtures)$$
+
+check: lint unit
+unit: $(TESTSUMMARY)
+	$(call gotest,unit,-race -count=1 $(if $(RUN),-run '$(RUN)') $(UNIT))
+
+test-nvim: $(RACEBIN) $(TESTSUMMARY)
+	$(E2EENV) $(call gotest,nvim,$(E2EFLAGS) ./tests/nvim/)
+test-agents: $(RACEBIN) $(TESTSUMMARY)
+	$(E2EENV) $(call gotest,agents,$(E2EFLAGS) ./tests/claude/ ./tests/clients/ ./tests/hooks/)
+test-serve: $(RACEBIN) $(TESTSUMMARY)
+	$(E2EENV) $(call gotest,serve,$(E2EFLAGS) ./tests/serve/)
+test-install: all $(RACEBIN) $(TESTSUMMARY)
+	$(E2EENV) $(call gotest,install,$(E2EFLAGS) ./tests/install/ ./tests/readme/)
+
+# Everything: lint, the other systems, every unit and end-to-end test in one run of
+# go test (the suites overlap), the portable paths, the 50 MB frame, fuzzing; then
+# what was skipped and the slowest tests, so that the next slow one is seen the day
+# it appears.
+test: all $(RACEBIN) $(TESTSUMMARY) lint cross
+	rm -rf $(TESTLOGS)
+	$(E2EENV) $(call gotest,all,$(E2EFLAGS) -skip '$(GENERATORS)' $(UNIT) ./tests/...)
 	$(MAKE) portable
 	@# A 50 MB frame takes minutes under -race (JSON decoding); without it, seconds.
-	$(GO) test -count=1 -run 'FiftyMegabyte' ./bridge/ide/
-	$(MAKE) fuzz
+	$(call gotest,frame,-count=1 -run 'FiftyMegabyte' ./bridge/ide/)
+	$(MAKE) fuzz FUZZTIME=$(TESTFUZZTIME)
+	@$(TESTSUMMARY) -slowest 20 $(TESTLOGS)/*.json
 
 # The systems a release is built for; CI runs on linux/amd64 only, so `cross` builds
 # the binary and vets every package (tests included) for the others.
@@ -60,15 +109,20 @@ cross:
 	done
 
 # The code paths of systems without Linux's extras (no renameat2, hence no spare
-# files; no inode numbers, hence no cached hashes; no /proc; no writev), run here:
-# the history, workspace and file-tool packages, and the end-to-end suite of the
-# binary (tools, CLI, decisions under faults), built with the tag portable.
+# files; no inode numbers, hence no cached hashes; no /proc; no writev), run here
+# with the tag portable: the packages that have such variants, and the end-to-end
+# tests of decisions under faults (kills at every step and at random, a full disk,
+# kill -9 during edits), whose writes go through them. The rest of tests/serve takes
+# the same paths either way: it runs once, in make test.
 PORTABLEBIN := bin/mcpdiff-portable
+PORTABLEPKGS := ./internal/history/ ./internal/workspace/ ./bridge/filetools/ ./cmd/mcpdiff/
+PORTABLETESTS := ^(TestDecision|TestKillNineDuringEdits)
 $(PORTABLEBIN): $(SOURCES)
 	$(GO) build -race -tags portable -ldflags "-X main.commit=$(COMMIT)" -o $(PORTABLEBIN) ./cmd/mcpdiff
-portable: $(PORTABLEBIN)
-	$(GO) test -race -count=1 -tags portable ./internal/history/ ./internal/workspace/ ./bridge/filetools/ ./cmd/mcpdiff/
-	MCPDIFF_BIN=$(CURDIR)/$(PORTABLEBIN) $(GO) test -race -count=1 -tags portable -timeout 30m ./tests/serve/
+portable: $(PORTABLEBIN) $(TESTSUMMARY)
+	$(call gotest,portable-unit,-race -count=1 -tags portable $(PORTABLEPKGS))
+	MCPDIFF_BIN=$(CURDIR)/$(PORTABLEBIN) MCPDIFF_REQUIRE_TOOLS=1 $(call gotest,portable-serve,$(E2EFLAGS) \
+		-tags portable -run '$(PORTABLETESTS)' ./tests/serve/)
 
 # Release binaries: static, one per system, named mcpdiff-VERSION-OS-ARCH (.exe on
 # Windows), with their SHA-256 sums (scripts/release).

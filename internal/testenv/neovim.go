@@ -10,16 +10,15 @@ import (
 
 // Neovims are the Neovim binaries to run a test on: $MCPDIFF_NVIMS (colon-separated),
 // else Debian's /usr/bin/nvim and the Neovim 0.10 that scripts/nvim-0.10 installs,
-// those that exist. With none, the test is skipped, or fails when
-// MCPDIFF_REQUIRE_NVIM=1 (as in `make test`, where a missing Neovim must not pass);
-// then every one listed must exist, and an empty entry (a Neovim that was looked for
-// and not found) fails too.
+// those that exist. With none, the test is skipped, or fails when ToolsRequired (as
+// in `make test`, where a missing Neovim must not pass); then every one listed must
+// exist, and an empty entry (a Neovim that was looked for and not found) fails too.
 func Neovims(tb testing.TB) []string {
 	tb.Helper()
-	if NeovimRequired() {
+	if ToolsRequired() {
 		for _, p := range neovimCandidates() {
 			if _, err := os.Stat(p); err != nil {
-				tb.Fatalf("MCPDIFF_REQUIRE_NVIM=1 and the Neovim %q of MCPDIFF_NVIMS=%q is missing: %v", p, os.Getenv("MCPDIFF_NVIMS"), err)
+				tb.Fatalf("MCPDIFF_REQUIRE_TOOLS=1 and the Neovim %q of MCPDIFF_NVIMS=%q is missing: %v", p, os.Getenv("MCPDIFF_NVIMS"), err)
 			}
 		}
 	}
@@ -30,23 +29,25 @@ func Neovims(tb testing.TB) []string {
 	return out
 }
 
-// NeovimRequired reports whether a test that lacks the Neovim it needs must fail
-// rather than skip (MCPDIFF_REQUIRE_NVIM=1, set by `make test`).
-func NeovimRequired() bool { return os.Getenv("MCPDIFF_REQUIRE_NVIM") == "1" }
+// ToolsRequired reports whether a test that lacks a program it needs (a Neovim, an
+// agent CLI, tmux, strace: what .ci/run installs) must fail rather than skip
+// (MCPDIFF_REQUIRE_TOOLS=1, set by `make test`).
+func ToolsRequired() bool { return os.Getenv("MCPDIFF_REQUIRE_TOOLS") == "1" }
 
 // SkipWithoutNeovim skips a test that lacks the Neovim it needs, or fails it when
-// NeovimRequired.
+// ToolsRequired.
 func SkipWithoutNeovim(tb testing.TB, why string) {
 	tb.Helper()
 	SkipWithout(tb, why)
 }
 
-// SkipWithout skips a test that lacks a program .ci/run installs (a Neovim, an awk),
-// or fails it under `make test` (NeovimRequired), where every one must be there.
+// SkipWithout skips a test that lacks a program .ci/run installs (a Neovim, an agent
+// CLI, tmux, strace, an awk), or fails it under `make test` (ToolsRequired), where
+// every one must be there.
 func SkipWithout(tb testing.TB, why string) {
 	tb.Helper()
-	if NeovimRequired() {
-		tb.Fatal(why + "; MCPDIFF_REQUIRE_NVIM=1 says the tests need it")
+	if ToolsRequired() {
+		tb.Fatal(why + "; MCPDIFF_REQUIRE_TOOLS=1 says the tests need it")
 	}
 	tb.Skip(why)
 }

@@ -14,7 +14,9 @@
 //	                       `make bench` a plain one (without it: built into a temp folder)
 //	MCPDIFF_NVIMS          Neovim binaries, colon-separated (default: /usr/bin/nvim and
 //	                       ~/.cache/nvim-0.10/bin/nvim when present)
-//	MCPDIFF_REQUIRE_NVIM=1 a test that needs Neovim fails, not skips, when none is found
+//	MCPDIFF_REQUIRE_TOOLS=1
+//	                       a test that needs a program .ci/run installs (a Neovim,
+//	                       an agent CLI, tmux, strace) fails, not skips, without it
 //	                       (`make test` sets it)
 //	UPDATE_SNAPSHOTS=1     golden files are rewritten instead of compared
 //	MCPDIFF_TEST_TIMEOUT_SCALE

@@ -51,14 +51,15 @@ func TestMain(m *testing.M) {
 func requireTools(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(claudeBin); err != nil {
-		t.Skipf("the Claude Code CLI is not installed at %s (npm install @anthropic-ai/claude-code@2.1.330 there, or set MCPDIFF_CLAUDE_BIN; .ci/run does)", claudeBin)
+		testenv.SkipWithout(t, fmt.Sprintf("the Claude Code CLI is not installed at %s (npm install @anthropic-ai/claude-code@2.1.330 there, or set MCPDIFF_CLAUDE_BIN; .ci/run does)", claudeBin))
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux; .ci/run does)")
+		testenv.SkipWithout(t, "tmux is not installed (apt-get install tmux; .ci/run does)")
 	}
 }
 
 func TestRealClaudeCodeAcceptAndReject(t *testing.T) {
+	t.Parallel()
 	requireTools(t)
 	for _, bin := range testenv.Neovims(t) {
 		v := nvimVersion(bin)

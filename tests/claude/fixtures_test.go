@@ -47,6 +47,7 @@ var fixtureFiles = map[string]string{
 }
 
 func TestCaptureHookFixtures(t *testing.T) {
+	t.Parallel()
 	if !testenv.Updating() {
 		t.Skip("records hook fixtures: set UPDATE_SNAPSHOTS=1")
 	}

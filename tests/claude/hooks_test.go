@@ -169,6 +169,7 @@ func checkTwoPrompts(t *testing.T, w *world) {
 }
 
 func TestRealClaudeCodeHooksRecordEdits(t *testing.T) {
+	t.Parallel()
 	requireTools(t)
 	for _, mode := range []string{"auto", "acceptEdits"} {
 		t.Run(mode, func(t *testing.T) {
@@ -198,6 +199,7 @@ func TestRealClaudeCodeHooksRecordEdits(t *testing.T) {
 // running mcpdiff in the workspace holds unsaved changes of a.txt. The edit is denied,
 // the agent says why, and the file and the buffer stay as they are.
 func TestRealClaudeCodeGuardOutsideNeovim(t *testing.T) {
+	t.Parallel()
 	requireTools(t)
 	w, v, _, api := unsavedEdit(t)
 	tm := w.startClaude(api.URL(), 0, "--settings", hookSettings(t))
@@ -229,6 +231,7 @@ func TestRealClaudeCodeGuardOutsideNeovim(t *testing.T) {
 // terminal with the hooks; its edits are recorded, and an edit of a buffer with
 // unsaved changes is refused.
 func TestRealClaudeCodeInNeovimTerminal(t *testing.T) {
+	t.Parallel()
 	requireTools(t)
 	for _, bin := range testenv.Neovims(t) {
 		t.Run(nvimVersion(bin), func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 // Neovim", though none opened), and a yes writes the file under the buffer, which
 // keeps the user's text. :help mcpdiff-diff says the same.
 func TestRealClaudeCodeManualModeUnsavedBuffer(t *testing.T) {
+	t.Parallel()
 	requireTools(t)
 	for _, hooks := range []bool{true, false} {
 		t.Run(map[bool]string{true: "with hooks", false: "without hooks"}[hooks], func(t *testing.T) {

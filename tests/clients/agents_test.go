@@ -4,6 +4,7 @@ package clients
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,8 +177,9 @@ const (
 )
 
 func TestAgentsOwnEdits(t *testing.T) {
+	t.Parallel()
 	if err := exec.Command("unshare", "-rn", "sh", "-c", "ip link set lo up").Run(); err != nil {
-		t.Skipf("the CLIs run in a network namespace with only loopback, and `unshare -rn sh -c 'ip link set lo up'` failed here (%v)", err)
+		testenv.SkipWithout(t, fmt.Sprintf("the CLIs run in a network namespace with only loopback, and `unshare -rn sh -c 'ip link set lo up'` failed here (%v)", err))
 	}
 	nvims := testenv.Neovims(t)
 	for _, a := range agentCLIs {
@@ -185,7 +187,7 @@ func TestAgentsOwnEdits(t *testing.T) {
 			t.Parallel()
 			bin := filepath.Join(clientsDir, a.pkg, "node_modules", ".bin", a.bin)
 			if _, err := os.Stat(bin); err != nil {
-				t.Skipf("%s is not installed at %s: run `npm install %s` in %s (.ci/run does)", a.bin, bin, a.npm, filepath.Join(clientsDir, a.pkg))
+				testenv.SkipWithout(t, fmt.Sprintf("%s is not installed at %s: run `npm install %s` in %s (.ci/run does)", a.bin, bin, a.npm, filepath.Join(clientsDir, a.pkg)))
 			}
 			p := newProject(t, filepath.Dir(bin))
 			if a.name == "copilot" { // its 235 MB unpack is done once, by .ci/run

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -69,8 +70,9 @@ func stripANSI(s string) string {
 }
 
 func TestReadmeConfigs(t *testing.T) {
+	t.Parallel()
 	if err := exec.Command("unshare", "-rn", "sh", "-c", "ip link set lo up").Run(); err != nil {
-		t.Skipf("the CLIs run in a network namespace with only loopback, and `unshare -rn sh -c 'ip link set lo up'` failed here (%v): needs util-linux, iproute2 and user namespaces (or root)", err)
+		testenv.SkipWithout(t, fmt.Sprintf("the CLIs run in a network namespace with only loopback, and `unshare -rn sh -c 'ip link set lo up'` failed here (%v): needs util-linux, iproute2 and user namespaces (or root)", err))
 	}
 	for _, c := range pageConfigs(t) {
 		t.Run(c.String(), func(t *testing.T) {
@@ -85,7 +87,7 @@ func TestReadmeConfigs(t *testing.T) {
 				bin = env // as tests/claude finds it
 			}
 			if _, err := os.Stat(bin); err != nil {
-				t.Skipf("%s is not installed at %s: run `npm install %s` in %s (.ci/run does)", cl.bin, bin, cl.npm, filepath.Dir(filepath.Dir(filepath.Dir(bin))))
+				testenv.SkipWithout(t, fmt.Sprintf("%s is not installed at %s: run `npm install %s` in %s (.ci/run does)", cl.bin, bin, cl.npm, filepath.Dir(filepath.Dir(filepath.Dir(bin)))))
 			}
 			p := newProject(t, filepath.Dir(bin))
 			p.configure(c)

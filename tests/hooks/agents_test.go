@@ -47,6 +47,7 @@ func readOr(path string) string {
 // is there, a second install changes nothing, status says installed, and uninstall
 // gives back every file byte for byte (or removes the files it made).
 func TestAgentHooksInstallUninstall(t *testing.T) {
+	t.Parallel()
 	type file struct{ path, before string }
 	cases := []struct {
 		agent, scope string
@@ -158,6 +159,7 @@ func TestAgentHooksInstallUninstall(t *testing.T) {
 // as Codex computes it, keyed by the hooks file's path, event and place; a
 // reinstall with another binary rewrites them; uninstall removes only them.
 func TestCodexTrustEntries(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	if _, errOut, code := w.agentHooks("install", "--agent", "codex"); code != 0 {
 		t.Fatal(errOut)
@@ -200,6 +202,7 @@ func TestCodexTrustEntries(t *testing.T) {
 
 // TestGateStatus: Copilot CLI's trusted folders and Gemini CLI's folder trust.
 func TestGateStatus(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	for _, a := range []string{"copilot", "gemini"} {
 		if _, errOut, code := w.agentHooks("install", "--agent", a, "--scope", "project"); code != 0 {
@@ -234,6 +237,7 @@ func TestGateStatus(t *testing.T) {
 // 10 MB file and a deeply nested one are refused quickly with a clear error; nothing
 // is written anywhere.
 func TestHostileSettingsFiles(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	outside := testenv.TempDir(t)
 	mine := filepath.Join(outside, "settings.json")
@@ -314,6 +318,7 @@ func TestHostileSettingsFiles(t *testing.T) {
 // TestCopilotHookNeverFails: Copilot CLI refuses every edit when a hook fails, so
 // `mcpdiff hook --agent copilot` exits 0 whatever it is given, saying why on stderr.
 func TestCopilotHookNeverFails(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	w.Write("a.txt", "a\n")
 	run := func(input string, args ...string) (string, string, int) {
@@ -354,6 +359,7 @@ func TestCopilotHookNeverFails(t *testing.T) {
 // TestTitlesInStatusAndShow: a conversation's title (its prompt's first line) shows
 // in `mcpdiff status` (a last column) and `mcpdiff show`, and its id may be shortened.
 func TestTitlesInStatusAndShow(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	w.Write("a.txt", "a\n")
 	run := func(input string) {

@@ -24,6 +24,7 @@ import (
 // Nothing is lost and each conversation's tool_call_index counts 0, 1, 2... with no
 // gap and no repeat.
 func TestConcurrentHookProcesses(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	sessions := map[string]int{"session-a": 16, "session-b": 6}
 	for s, n := range sessions {
@@ -85,6 +86,7 @@ func (w *ws) rel(abs string) string {
 // TestHookKilledMidRecord: PostToolUse killed at any instant leaves a store that
 // reads, and whose next record makes the history agree with the disk again.
 func TestHookKilledMidRecord(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	w.Write("a.txt", "a\n")
 	// A whole PostToolUse takes `full`; kills land anywhere in it.
@@ -138,6 +140,7 @@ func TestHookKilledMidRecord(t *testing.T) {
 // Claude Code up: the hook answers within 2 s, the write stays, and the miss is
 // reported (exit 1, a non-blocking error in Claude Code).
 func TestLockedStoreAnswersInTime(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	w.Write("a.txt", "a\n")
 	w.edit("s", "p", "toolu_0", "a.txt", "b\n") // makes the store
@@ -166,6 +169,7 @@ func TestLockedStoreAnswersInTime(t *testing.T) {
 // TestReadOnlyWorkspace: no store can be made; the hooks say so at once and never
 // block the write.
 func TestReadOnlyWorkspace(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	w.Write("a.txt", "a\n")
 	if err := exec.Command("chattr", "+i", w.dir).Run(); err != nil {
@@ -189,6 +193,7 @@ func TestReadOnlyWorkspace(t *testing.T) {
 // TestHookNeverExitsTwo: exit code 2 would block the tool; misuse gets 1 (and --help,
 // which only a person types, its help and 0).
 func TestHookNeverExitsTwo(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	if out, _, code := testenv.Run(t, w.command(nil, "hook", "--help")); code != 0 || !strings.Contains(out, "mcpdiff hook") {
 		t.Fatalf("hook --help: exit %d %q", code, out)

@@ -56,6 +56,7 @@ const userSettings = `{
 `
 
 func TestHooksInstallMergesAndUninstallRestores(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	local := w.Path(".claude/settings.local.json")
 	w.Write(".claude/settings.local.json", userSettings)
@@ -113,6 +114,7 @@ func TestHooksInstallMergesAndUninstallRestores(t *testing.T) {
 }
 
 func TestHooksInstallScopes(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	// A file install creates is removed again by uninstall, with its folder.
 	for _, scope := range []string{"local", "project"} {
@@ -176,6 +178,7 @@ func TestHooksInstallScopes(t *testing.T) {
 // Uninstall at user scope takes out the settings file install made, and leaves the
 // agent's own folder (here an empty $CLAUDE_CONFIG_DIR the user made) where it was.
 func TestHooksUninstallKeepsTheUserFolder(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	config := filepath.Join(filepath.Dir(w.dir), "claude") // CLAUDE_CONFIG_DIR
 	if err := os.MkdirAll(config, 0o755); err != nil {
@@ -198,6 +201,7 @@ func TestHooksUninstallKeepsTheUserFolder(t *testing.T) {
 // TestHooksInstallReplacesAnOlderInstall: the plugin moved; the hooks of the old path
 // are replaced, not doubled, and status says when a path no longer exists.
 func TestHooksInstallReplacesAnOlderInstall(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	stale := `{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "'/old place/bin/mcpdiff' hook"}]}`
 	w.Write(".claude/settings.json", `{"hooks": {"PostToolUse": [`+stale+`]}}`)
@@ -222,6 +226,7 @@ func TestHooksInstallReplacesAnOlderInstall(t *testing.T) {
 }
 
 func TestHooksRefusesBadSettings(t *testing.T) {
+	t.Parallel()
 	w := newWS(t)
 	cases := map[string]string{
 		"not JSON":           `{"permissions": {`,

@@ -86,6 +86,7 @@ func (u *user) checkInstalled(plugin, lazyOutput string) {
 // which stays a clean clone; opts reach setup(), which starts the bridge; :help and
 // :checkhealth work.
 func TestLazyNvimInstall(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
 		out := u.installLazy(nv, `{ "`+repo+`", build = "make", opts = { diff = { layout = "inline" }, keymaps = { accept = "<leader>ya" } } },`)
@@ -110,6 +111,7 @@ func TestLazyNvimInstall(t *testing.T) {
 // loads no mcpdiff module and starts nothing; the first command loads the plugin,
 // calls setup(opts) and works.
 func TestLazyNvimOnCommand(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
 		out := u.installLazy(nv, `{ "`+repo+`", name = "foo.nvim", build = "make",
@@ -150,6 +152,7 @@ func TestLazyNvimOnCommand(t *testing.T) {
 // nor builds it, and runs no :helptags at start-up, so the help works only because
 // `make` wrote doc/tags.
 func TestLazyNvimDir(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
 		plugin := filepath.Join(u.home, "src", "mcpdiff")
@@ -166,6 +169,7 @@ func TestLazyNvimDir(t *testing.T) {
 // Without Go, lazy.nvim's build fails with make's one line saying so, and the help
 // is there all the same.
 func TestLazyNvimWithoutGo(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
 		u.path = withoutGo(t)

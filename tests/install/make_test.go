@@ -12,6 +12,7 @@ import (
 // `make` writes doc/tags byte for byte as Neovim's :helptags does, so that a by-hand
 // install has `:help mcpdiff` without running :helptags.
 func TestMakeWritesHelpTags(t *testing.T) {
+	t.Parallel()
 	u := newUser(t)
 	plugin := filepath.Join(u.home, "mcpdiff")
 	u.clone(plugin)
@@ -51,6 +52,7 @@ var helptagsCorners = map[string]string{
 // Linux's and macOS's awk. (0.7
 // does not skip examples; mcpdiff's help keeps no tag in one, as the test above checks.)
 func TestHelpTagsCorners(t *testing.T) {
+	t.Parallel()
 	u := newUser(t)
 	doc := filepath.Join(u.home, "doc")
 	if err := os.MkdirAll(doc, 0o755); err != nil {
@@ -91,6 +93,7 @@ func TestHelpTagsCorners(t *testing.T) {
 // Without Go, `make` fails with one line that says what to install, and still writes
 // doc/tags.
 func TestMakeWithoutGo(t *testing.T) {
+	t.Parallel()
 	u := newUser(t)
 	u.path = withoutGo(t)
 	plugin := filepath.Join(u.home, "mcpdiff")

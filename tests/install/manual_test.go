@@ -11,6 +11,7 @@ import (
 // under pack/*/start (the layout packer.nvim and vim-plug also produce). Then
 // `:help mcpdiff` opens, the bridge starts and `:checkhealth mcpdiff` has no ERROR.
 func TestInstallByHand(t *testing.T) {
+	t.Parallel()
 	layouts := []struct {
 		name   string
 		folder func(u *user) string

@@ -17,6 +17,7 @@ var repoSnippet = regexp.MustCompile(`\{ "([^"/\s]+/[^"\s]+)", (?:build|run) = |
 // can be copied as it is: one per plugin manager (lazy.nvim, packer.nvim, vim-plug, a
 // clone), and no placeholder anywhere.
 func TestSnippetsNameTheRepository(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{"README.md", "doc/mcpdiff.txt"} {
 		data, err := os.ReadFile(filepath.Join(repoRoot, doc))
 		if err != nil {

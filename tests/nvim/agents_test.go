@@ -19,6 +19,7 @@ import (
 // :checkhealth's section per agent on PATH.
 
 func TestAgentTerminal(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		gemini, geminiEnv, geminiArgs := fakeClaude(t)
 		opencode, openEnv, _ := fakeClaude(t)
@@ -75,6 +76,7 @@ func TestAgentTerminal(t *testing.T) {
 }
 
 func TestHealthAgents(t *testing.T) {
+	t.Parallel()
 	codex := filepath.Join(t.TempDir(), "codex")
 	if err := os.WriteFile(codex, []byte("#!/bin/sh\necho 'codex-cli 0.169.0'\n"), 0o755); err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ func portClosed(port int) bool {
 }
 
 func TestLockFile(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		if info.Lock != filepath.Join(s.config, "ide", strconv.Itoa(info.Port)+".lock") {
@@ -51,6 +52,7 @@ func TestLockFile(t *testing.T) {
 }
 
 func TestStopCommand(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		// No selection tracking: its autocmds go with the client, which is no leak.
 		s, c := connected(t, nv, options{"track_selection": false})
@@ -82,6 +84,7 @@ func TestStopCommand(t *testing.T) {
 }
 
 func TestRestartAfterBridgeKilled(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, options{"track_selection": false}, func(t *testing.T, s *session, c *ideClient) {
 		info, _ := s.bridge()
 		path := s.writeFile("hello.txt", "hello\n")
@@ -118,6 +121,7 @@ func TestRestartAfterBridgeKilled(t *testing.T) {
 }
 
 func TestNeovimKilledEndsBridge(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		if err := syscall.Kill(s.pid, syscall.SIGKILL); err != nil {
@@ -134,6 +138,7 @@ func TestNeovimKilledEndsBridge(t *testing.T) {
 }
 
 func TestQuitWithPendingDiff(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		info, _ := s.bridge()
 		path := s.writeFile("hello.txt", "hello\n")
@@ -152,6 +157,7 @@ func TestQuitWithPendingDiff(t *testing.T) {
 }
 
 func TestVersionMismatch(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
 		// The plugin's version, as lua/mcpdiff/version.lua would say it.
@@ -169,6 +175,7 @@ func TestVersionMismatch(t *testing.T) {
 }
 
 func TestMissingBinary(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		t.Run("configured", func(t *testing.T) {
 			s := newSession(t, nv)
@@ -209,6 +216,7 @@ require("mcpdiff").setup({})`, nil, root)
 }
 
 func TestSetupValidation(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
 		s.setup(options{"auto_start": false, "colour": "red", "diff": map[string]any{"layot": "x"}})
@@ -239,6 +247,7 @@ func TestSetupValidation(t *testing.T) {
 // option's name, rather than breaking every diff view (a buffer map of "" is an
 // error) or the global maps.
 func TestSetupRefusesAnEmptyKey(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
 		s.setup(options{"auto_start": false})
@@ -257,6 +266,7 @@ func TestSetupRefusesAnEmptyKey(t *testing.T) {
 // are no command (an empty string, a number): :McpDiffAgent stopped with a Lua stack
 // trace on them.
 func TestSetupRefusesBadCommands(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
 		s.setup(options{"auto_start": false})
@@ -284,6 +294,7 @@ func TestSetupRefusesBadCommands(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		s.cmd("checkhealth mcpdiff")
 		var lines []string
@@ -346,6 +357,7 @@ func claudeRun(t *testing.T, envFile, argsFile string) (map[string]string, []str
 }
 
 func TestClaudeTerminalEnvironment(t *testing.T) {
+	t.Parallel()
 	settings, err := exec.Command(testenv.Binary, "hooks", "settings").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -381,6 +393,7 @@ func TestClaudeTerminalEnvironment(t *testing.T) {
 // TestClaudeTerminalWithoutHooks: terminal.hooks = false, or settings of the user's
 // own on the command line, pass no hooks (the latter says so).
 func TestClaudeTerminalWithoutHooks(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		script, envFile, argsFile := fakeClaude(t)
 		s := startNvim(t, nv, options{"terminal": map[string]any{"cmd": script, "hooks": false}})
@@ -426,6 +439,7 @@ func TestClaudeTerminalWithoutHooks(t *testing.T) {
 // TestQuitRightAfterStart: `nvim +qa` with setup() in the config quits while the
 // bridge's start is still scheduled; that must be silent and leave no lock file.
 func TestQuitRightAfterStart(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nvimBin string) {
 		base := t.TempDir()
 		config := filepath.Join(base, "claude")
@@ -453,6 +467,7 @@ func TestQuitRightAfterStart(t *testing.T) {
 // it needs when it starts it, so Claude Code finds a Neovim that is busy right
 // after its start-up (plugins loading, a slow first redraw).
 func TestLockFileIsWrittenWhileNeovimIsBusy(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		base := t.TempDir()
 		config := filepath.Join(base, "claude")

@@ -127,6 +127,7 @@ error("no proposal buffer for " .. tab)`, nil, tab, lines)
 }
 
 func TestAccept(t *testing.T) {
+	t.Parallel()
 	const original = "hello world\nsecond line\n"
 	tests := []struct {
 		name     string
@@ -179,6 +180,7 @@ func TestAccept(t *testing.T) {
 }
 
 func TestReject(t *testing.T) {
+	t.Parallel()
 	const original = "hello world\n"
 	tests := []struct {
 		name   string
@@ -223,6 +225,7 @@ func TestReject(t *testing.T) {
 }
 
 func TestNewFile(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := filepath.Join(s.ws, "sub", "new.txt")
 		before := s.snapshot()
@@ -293,6 +296,7 @@ func (s *session) twoFiles(c *ideClient) twoFiles {
 }
 
 func TestSeveralDiffsAtOnce(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		f := s.twoFiles(c)
 		answerB := c.OpenDiff(f.b, "b2\n", f.tabB)
@@ -312,6 +316,7 @@ func TestSeveralDiffsAtOnce(t *testing.T) {
 }
 
 func TestSameTabNameReplaces(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		before := s.snapshot()
@@ -352,6 +357,7 @@ func (s *session) acceptWithWrite(c *ideClient, path, contents, tab string) {
 }
 
 func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello world\nsecond line\n")
 		s.cmd("edit " + path)
@@ -374,6 +380,7 @@ func TestCloseTabAfterAcceptReloadsBuffer(t *testing.T) {
 }
 
 func TestCloseAllDiffTabsLeavesUserDiffs(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		mine := s.writeFile("mine.txt", "one\ntwo\n")
 		other := s.writeFile("other.txt", "one\nthree\n")
@@ -403,6 +410,7 @@ return n`, &diffWins)
 }
 
 func TestDirtyBufferRefusesDiff(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		s.cmd("edit " + path)
@@ -428,6 +436,7 @@ func TestDirtyBufferRefusesDiff(t *testing.T) {
 }
 
 func TestClientDisconnect(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		f := s.twoFiles(c)
 		s.cmd("w") // accept A
@@ -448,6 +457,7 @@ func TestClientDisconnect(t *testing.T) {
 }
 
 func TestUserAutocmds(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.lua(`
 _G.events = {}
@@ -483,6 +493,7 @@ end })`, nil)
 // no buffer with a filetype yet (this Neovim runs without :filetype on), on every
 // Neovim: 0.7's vim.filetype.match sets a buffer's filetype instead of returning it.
 func TestProposalHasTheFilesFiletype(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		for i, name := range []string{"old.lua", "new.lua"} {
 			path := filepath.Join(s.ws, name)
@@ -505,6 +516,7 @@ func TestProposalHasTheFilesFiletype(t *testing.T) {
 // A diff never replaces the review list: with the cursor in :McpDiffStatus it opens
 // in the editor window beside the list, which stays, as it does beside a sidebar.
 func TestDiffLeavesTheReviewListAlone(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.cmd("edit " + s.writeFile("other.txt", "o\n"))
 		path := s.writeFile("a.txt", "a\n")
@@ -531,6 +543,7 @@ return out`)
 // A view replaced by a new openDiff of its tab name closes with the reason
 // "replaced", as :help McpDiffClosed says, not "closed".
 func TestReplacedViewClosesAsReplaced(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.lua(`
 _G.closed = {}
@@ -560,6 +573,7 @@ end })`, nil)
 }
 
 func TestKeepFocus(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, options{"keep_focus": true}, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		other := s.writeFile("other.txt", "other\n")
@@ -582,6 +596,7 @@ func TestKeepFocus(t *testing.T) {
 // With only Claude's terminal on screen the diff makes room instead of replacing it
 // (claudecode.nvim #231), and gives the screen back afterwards.
 func TestTerminalOnlyWindow(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		diffBesideTerminal(t, s, c, 9, func(tab string) {
 			var layout []string

@@ -15,6 +15,7 @@ import (
 
 // The help file must index with :helptags and every |link| in it must resolve.
 func TestHelpFile(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(repoRoot, "doc", "mcpdiff.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +55,7 @@ return failures`, &failures, root, links)
 // Every reason of User McpDiffClosed, as the Lua table lists them, is described in
 // the help, and every reason the Go side passes is one of them.
 func TestCloseReasonsAreDocumented(t *testing.T) {
+	t.Parallel()
 	help := between(repoFile(t, "doc/mcpdiff.txt"), "*McpDiffClosed*", "\n\n")
 	fromGo := regexp.MustCompile(`closeReason = "([^"]+)"`).FindAllStringSubmatch(repoFile(t, "nvim/editor.go"), -1)
 	if len(fromGo) < 3 {
@@ -84,6 +86,7 @@ local r = vim.tbl_keys(require("mcpdiff.diff").close_reasons) table.sort(r) retu
 // table renders, so the help can never show a default the code does not have.
 // UPDATE_SNAPSHOTS=1 rewrites the block from the table.
 func TestHelpShowsTheConfigDefaults(t *testing.T) {
+	t.Parallel()
 	helpPath := filepath.Join(repoRoot, "doc", "mcpdiff.txt")
 	doc, err := os.ReadFile(helpPath)
 	if err != nil {
@@ -117,6 +120,7 @@ func TestHelpShowsTheConfigDefaults(t *testing.T) {
 // changed default fails here until the prose follows it. The README's suggested
 // mappings (vim.keymap.set lines) are the user's own keys, not defaults.
 func TestDocsNameTheDefaultKeys(t *testing.T) {
+	t.Parallel()
 	s := newSession(t, testenv.Neovims(t)[0])
 	var defaults []string
 	s.lua(`vim.opt.rtp:prepend(...)

@@ -16,6 +16,7 @@ import (
 // gives no signs, and a decision on it is refused saying why. Once adopted, its
 // pending edit shows.
 func TestForeignStoreInNeovim(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		convs, err := testenv.WriteStore(s.ws, 1, 10)
 		if err != nil {

@@ -94,6 +94,7 @@ func noHealthLevel(t *testing.T, lines []string, level string) {
 // Neovim turns ":help X" into the link |X|, up to the next space, so a reference
 // followed by ")" became |mcpdiff-auto-mode)|, a link to nothing.
 func TestHealthLinksResolve(t *testing.T) {
+	t.Parallel()
 	claude := filepath.Join(t.TempDir(), "claude")
 	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -119,6 +120,7 @@ func TestHealthLinksResolve(t *testing.T) {
 // Each section of :checkhealth mcpdiff reports what is right, and what is wrong with
 // the command that fixes it.
 func TestHealthSections(t *testing.T) {
+	t.Parallel()
 	claude := filepath.Join(t.TempDir(), "claude")
 	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho '2.1.330 (Claude Code)'\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -206,6 +208,7 @@ func TestHealthSections(t *testing.T) {
 
 // Without Claude Code on PATH, the check says how to install it.
 func TestHealthWithoutClaude(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"terminal": map[string]any{"cmd": "no-such-claude"}}, func(t *testing.T, s *session) {
 		wantHealth(t, s.checkhealth(), "WARNING", []string{"no-such-claude is not on PATH"}, "npm install -g @anthropic-ai/claude-code")
 	})

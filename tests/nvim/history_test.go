@@ -91,6 +91,7 @@ func (s *session) waitMessage(contains string) {
 }
 
 func TestHistoryRejectAndAcceptCommands(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		path := s.writeFile("hello.txt", "a\n")
 		id := s.recordEdit("conv_1_aa", path, "a\n", "b\n")
@@ -137,6 +138,7 @@ func TestHistoryRejectAndAcceptCommands(t *testing.T) {
 }
 
 func TestHistoryRejectAfterOutsideChange(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, discard := range []bool{false, true} {
 			s := startNvim(t, nv, options{"auto_start": false})
@@ -173,6 +175,7 @@ require("mcpdiff.history").confirm = function(question) _G.asked = question; ret
 }
 
 func TestStatusReview(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info, _ := s.bridge()
 		path := s.writeFile("dir/hello.txt", "a\n")
@@ -226,6 +229,7 @@ func TestStatusReview(t *testing.T) {
 }
 
 func TestAcceptedDiffIsRecorded(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.initStore()
 		path := s.writeFile("hello.txt", "hello\n")
@@ -251,6 +255,7 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 // (on open, and after <C-l> when the change came while it was open) and
 // :checkhealth alike: as information, with the ways out, never as a warning.
 func TestFileChangedOutsideIsReportedAlikeEverywhere(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		path := s.writeFile("dir/hello.txt", "a\n")
 		s.recordEdit("conv_1_dd", path, "a\n", "b\n")

@@ -106,6 +106,7 @@ func (s *session) serverName() string {
 }
 
 func TestLockFileNamesNeovimServer(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		data, err := os.ReadFile(info.Lock)
@@ -124,6 +125,7 @@ func TestLockFileNamesNeovimServer(t *testing.T) {
 // TestGuardFindsNeovimThroughLockFile: Claude Code runs in another terminal, in the
 // workspace; the Neovim running mcpdiff there holds unsaved changes of a.txt.
 func TestGuardFindsNeovimThroughLockFile(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a := s.writeFile("a.txt", "a\n")
 		b := s.writeFile("b.txt", "b\n")
@@ -166,6 +168,7 @@ func TestGuardFindsNeovimThroughLockFile(t *testing.T) {
 // file one holds with unsaved changes is refused, and stays as it was; another file
 // is written.
 func TestServeFindsNeovimThroughLockFile(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a := s.writeFile("a.txt", "a\n")
 		b := s.writeFile("b.txt", "b\n")
@@ -196,6 +199,7 @@ func TestServeFindsNeovimThroughLockFile(t *testing.T) {
 // TestGuardFindsNeovimThroughNVIM: Claude Code runs in the terminal of a Neovim
 // (which sets $NVIM), here one without the plugin's bridge.
 func TestGuardFindsNeovimThroughNVIM(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
 		a := s.writeFile("a.txt", "a\n")
@@ -214,6 +218,7 @@ func TestGuardFindsNeovimThroughNVIM(t *testing.T) {
 // here stopped) might hold unsaved changes; the hook gives up within its bound and
 // denies, saying why.
 func TestGuardBusyNeovim(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	exec.Command(testenv.Binary, "version").Run()
 	startup := time.Since(start) // a -race build takes a second to start
@@ -237,6 +242,7 @@ func TestGuardBusyNeovim(t *testing.T) {
 // TestGuardNeovimGone: a lock file whose Neovim died, and a $NVIM whose socket is
 // gone, are not asked; the write goes ahead.
 func TestGuardNeovimGone(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := newSession(t, nv)
 		a := s.writeFile("a.txt", "a\n")
@@ -258,6 +264,7 @@ func TestGuardNeovimGone(t *testing.T) {
 // runs its PostToolUse hook. The bridge records that write (accepted, source ide);
 // the hook, having asked the Neovim, does not. Every other write the hook records.
 func TestHookLeavesAcceptedDiffsToTheBridge(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	exec.Command(testenv.Binary, "version").Run()
 	startup := time.Since(start) // a -race build takes a second to start

@@ -65,6 +65,7 @@ func wantLink(t *testing.T, link, target string) {
 // PATH but missing), after which `mcpdiff` runs it from a shell; run again, it says
 // the link is there already.
 func TestInstallCliLinks(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		dir := filepath.Join(s.home, ".local", "bin")
 		link := filepath.Join(dir, "mcpdiff")
@@ -95,6 +96,7 @@ func TestInstallCliLinks(t *testing.T) {
 // file that is not a link, a link to another file (replaced only with the bang), and
 // the plugin's binary missing. A `mcpdiff` earlier on PATH is named after linking.
 func TestInstallCliRefuses(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		dir := filepath.Join(s.home, ".local", "bin")
 		link := filepath.Join(dir, "mcpdiff")
@@ -146,6 +148,7 @@ func TestInstallCliRefuses(t *testing.T) {
 // :McpDiffInstallCli, and every command it suggests names the binary's full path so
 // that it can be pasted as it is; once linked, they say `mcpdiff`.
 func TestHealthNamesTheBinary(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		dir := filepath.Join(s.home, ".local", "bin")
 		s.usePath(dir)

@@ -12,6 +12,7 @@ import (
 // row stays one line, with the control characters written as escapes, and the list
 // does not stop at "loading".
 func TestReviewListShowsAnyName(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		names := []string{"two\nrows.txt", "title\x1b]0;owned\x07.txt"}
 		var ids []string
@@ -51,6 +52,7 @@ func termsafeName(name string) string {
 // openDiff of a file whose name holds a newline shows that file beside the proposal,
 // not another: the rest of the name once ran as an Ex command of its own.
 func TestOpenDiffOfANameWithANewline(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("two\nrows.txt", "old\n")
 		tab := tabName("two\nrows.txt", 1)

@@ -144,6 +144,7 @@ func closeTabs(t *testing.T, c *ideClient, tab string) {
 }
 
 func TestHunkDecisions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		decide  func(s *session)
@@ -237,6 +238,7 @@ func TestHunkDecisions(t *testing.T) {
 // A kept hunk is marked in both layouts; in the inline layout it is no longer drawn
 // as a change.
 func TestKeptHunkMarks(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, layout := range layouts {
 			t.Run(layout, func(t *testing.T) {
@@ -275,6 +277,7 @@ func TestKeptHunkMarks(t *testing.T) {
 
 // In the side-by-side layout a range in the original's window means its lines.
 func TestHunkRejectFromTheOriginal(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hunks.txt", hunkOriginal)
 		tab := tabName("hunks.txt", 1)
@@ -310,6 +313,7 @@ func (s *session) currentBuf() int {
 // CRLF, LF proposals of a CRLF file stay LF, and taking back every line of a new
 // file leaves the empty text (not one empty line).
 func TestHunkRejectExactText(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, layout := range layouts {
 			t.Run(layout, func(t *testing.T) {
@@ -382,6 +386,7 @@ func (s *session) winState() winState {
 // The inline layout: the proposal in the user's own window, removed lines as
 // virtual lines above where they were, added and changed lines highlighted.
 func TestInlineLayout(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := inlineSession(t, nv)
 		path := s.writeFile("hunks.txt", hunkOriginal)
@@ -433,6 +438,7 @@ func TestInlineLayout(t *testing.T) {
 // Every way of answering works in the inline layout; :q gives the user's window
 // back instead of closing it, even when it is the only window.
 func TestInlineAnswers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		answer func(s *session)
@@ -507,6 +513,7 @@ func TestInlineAnswers(t *testing.T) {
 // Removed lines above the first line are scrolled into view (as diff filler is),
 // and the window's own 'winbar' comes back after the view.
 func TestInlineTopAndWinbar(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := inlineSession(t, nv)
 		path := s.writeFile("top.txt", "gone\nkept\n")
@@ -546,6 +553,7 @@ func TestInlineTopAndWinbar(t *testing.T) {
 // A typed :qa quits Neovim with an inline view open, as with any other buffer (the
 // view's :q handling leaves it alone), and Claude Code gets DIFF_REJECTED.
 func TestInlineQuitAll(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, keys := range []string{":qa<CR>", ":qa!<CR>"} {
 			t.Run(keys, func(t *testing.T) {
@@ -569,6 +577,7 @@ func TestInlineQuitAll(t *testing.T) {
 // With only a terminal on screen the inline view makes a window of its own, and :q
 // closes that one.
 func TestInlineTerminalOnly(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := inlineSession(t, nv)
 		diffBesideTerminal(t, s, c, 1, func(tab string) {
@@ -581,6 +590,7 @@ func TestInlineTerminalOnly(t *testing.T) {
 
 // Above 20,000 lines the inline marks follow edits once typing pauses.
 func TestInlineLargeProposal(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := inlineSession(t, nv)
 		var orig, prop strings.Builder
@@ -615,6 +625,7 @@ func TestInlineLargeProposal(t *testing.T) {
 // The highlight groups are linked with default: a colour scheme's (or the user's)
 // definition stays.
 func TestInlineHighlightGroups(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, c := inlineSession(t, nv)
 		s.cmd("highlight McpDiffInlineDelete ctermbg=1")
@@ -663,6 +674,7 @@ return { text = vim.trim(text), width = vim.api.nvim_win_get_width(w) }`, &got, 
 // shortest form, ":w accept · :q reject", still fits), and grows back
 // to the whole sentence when the window is wide again.
 func TestHintFitsNarrowWindows(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.cmd("set columns=200")
 		path := s.writeFile("narrow.txt", "a\n")
@@ -693,6 +705,7 @@ func TestHintFitsNarrowWindows(t *testing.T) {
 // Side by side on an 80-column screen (each window about 40 columns) the hint still
 // names the accept and reject keymaps, leaving out the hunk keys first.
 func TestHintNamesTheKeymapsAtEightyColumns(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.cmd("set columns=80")
 		path := s.writeFile("eighty.txt", "a\n")
@@ -710,6 +723,7 @@ func TestHintNamesTheKeymapsAtEightyColumns(t *testing.T) {
 // line), also when the proposal's first line is folded away or wider than the
 // window, in both layouts.
 func TestHintOnScreenWhateverLineOne(t *testing.T) {
+	t.Parallel()
 	for _, layout := range layouts {
 		t.Run(layout, func(t *testing.T) {
 			eachConnected(t, options{"diff": map[string]any{"layout": layout}}, func(t *testing.T, s *session, c *ideClient) {

@@ -22,6 +22,7 @@ func toolError(t *testing.T, c *ideClient, ch <-chan rpcMessage, what string) (i
 }
 
 func TestGetDiagnostics(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "print(foo)\n")
 		uri := "file://" + path
@@ -48,6 +49,7 @@ func TestGetDiagnostics(t *testing.T) {
 }
 
 func TestDocumentTools(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		missing := filepath.Join(s.ws, "missing.txt")
@@ -87,6 +89,7 @@ func TestDocumentTools(t *testing.T) {
 }
 
 func TestOpenFile(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("code.go", "package main\n\nfunc main() {\n\tprintln(1)\n}\n")
 		tests := []struct {
@@ -123,6 +126,7 @@ func TestOpenFile(t *testing.T) {
 // openFile opens a file whose name holds a newline, not another file: an Ex command
 // cannot hold one (":edit two\<NL>rows.txt" opened an empty "tworows.txt").
 func TestOpenFileWithANewlineInItsName(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("two\nrows.txt", "first\nsecond\n")
 		expectTexts(t, "openFile", c.Texts(c.CallTool("openFile", map[string]any{"filePath": path}), "openFile"), "Opened file: "+path)
@@ -138,6 +142,7 @@ func TestOpenFileWithANewlineInItsName(t *testing.T) {
 // openFile in the background names the language of a file no buffer holds by its
 // name, on every Neovim (0.7's vim.filetype.match has another signature).
 func TestOpenFileInTheBackgroundNamesTheLanguage(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("script.lua", "x = 1\ny = 2\n")
 		answer := c.Texts(c.CallTool("openFile", map[string]any{
@@ -154,6 +159,7 @@ func TestOpenFileInTheBackgroundNamesTheLanguage(t *testing.T) {
 // openFile never puts the file in a sidebar: with the cursor in a file tree, it
 // uses the editor window beside it, as the diff view does.
 func TestOpenFileLeavesASidebarAlone(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("code.go", "package main\n")
 		var tree, editor int
@@ -181,6 +187,7 @@ return { vim.bo[vim.api.nvim_win_get_buf(tree)].filetype, vim.api.nvim_buf_get_n
 }
 
 func TestSelectionTools(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		expectTexts(t, "getLatestSelection", c.Texts(c.CallTool("getLatestSelection", nil), "getLatestSelection"),
 			`{"success":false,"message":"No selection available"}`)

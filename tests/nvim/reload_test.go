@@ -62,6 +62,7 @@ func writeAtomically(t *testing.T, path, content string) {
 }
 
 func TestReloadRule(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		path := s.writeFile("a.txt", "one\ntwo\n")
 		s.countReads()
@@ -120,6 +121,7 @@ func TestReloadRule(t *testing.T) {
 // once, however many of them report it; the buffer with unsaved changes is never
 // touched.
 func TestEveryReloadTriggerFollowsTheRule(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		a0, a1, a2, a3 := "a one\na two\n", "a ONE\na two\n", "a ONE\na TWO\n", "a 1\na 2\n"
 		a := s.writeFile("a.txt", a0)

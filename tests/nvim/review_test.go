@@ -114,6 +114,7 @@ func replaceLines(content string, with map[int]string) string {
 // An edit recorded by anyone while the file is open reloads its buffer and shows
 // its hunks in the sign column; a decision takes them away.
 func TestPendingEditsShowInTheBuffer(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(10)
 		path := s.writeFile("a.txt", before)
@@ -156,6 +157,7 @@ func TestPendingEditsShowInTheBuffer(t *testing.T) {
 // The sign column has one sign per line: two pending changes shown on one line (here
 // lines removed at the top and lines removed below line 1) place one sign there.
 func TestOneSignPerLine(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		path := s.writeFile("a.txt", "1\n2\n3\n4\n")
 		s.recordEdit("conv_1_os", path, "1\n2\n3\n4\n", "2\n4\n")
@@ -172,6 +174,7 @@ func TestOneSignPerLine(t *testing.T) {
 // setup() called again with signs = false takes the signs away at once, and signs =
 // true puts them back, without waiting for the next change of the history.
 func TestSetupAgainTogglesTheSigns(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		path, _ := s.openEdited("a.txt", "1\n2\n", "1\nX\n", "conv_1_st", "change 2-2", "2:McpDiffChange")
 		s.lua(`require("mcpdiff").setup({ bin = ..., signs = false })`, nil, testenv.Binary)
@@ -187,6 +190,7 @@ func TestSetupAgainTogglesTheSigns(t *testing.T) {
 
 // Unsaved changes above a hunk move it in hunks() (the file on disk is unchanged).
 func TestHunksFollowUnsavedChanges(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(6)
 		path, _ := s.openEdited("a.txt", before, replaceLines(before, map[int]string{4: "four"}), "conv_1_ac", "change 4-4", "4:McpDiffChange")
@@ -200,6 +204,7 @@ func TestHunksFollowUnsavedChanges(t *testing.T) {
 // :[range]McpDiffReject takes out the pending changes of those lines only, part of
 // an edit; status says "partly rejected"; accepting the edit puts it back.
 func TestRejectAndAcceptByLines(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(10)
 		after := replaceLines(before, map[int]string{2: "two", 8: "eight"})
@@ -236,6 +241,7 @@ func TestRejectAndAcceptByLines(t *testing.T) {
 
 // A reject of a file with unsaved changes here is refused and changes nothing.
 func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(5)
 		after := replaceLines(before, map[int]string{3: "three"})
@@ -268,6 +274,7 @@ func TestRejectRefusedWithUnsavedChanges(t *testing.T) {
 // A reject refused because later edits changed the same lines names them and
 // offers to reject them too.
 func TestRejectOffersTheLaterEditsInTheWay(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, yes := range []bool{false, true} {
 			s := startNvim(t, nv, nil)
@@ -307,6 +314,7 @@ require("mcpdiff.history").confirm_later = function(q) _G.asked = q; return answ
 // ]h and [h move between pending hunks; the preview shows the edit, its
 // conversation and the original lines.
 func TestNavigateAndPreviewHunks(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, nil)
 		before := numberedLines(20)
@@ -363,6 +371,7 @@ return {}`, &lines)
 // elsewhere is no longer mapped by mcpdiff, while a mapping the user made since is
 // left alone.
 func TestSetupAgainMovesTheGlobalKeys(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s := startNvim(t, nv, options{"auto_start": false, "keymaps": map[string]any{"preview_pending": "gp"}})
 		maps := func() map[string]string {
@@ -388,6 +397,7 @@ return out`)
 
 // :McpDiffQuickfix lists one entry per pending hunk, across files.
 func TestQuickfixListsEveryPendingHunk(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a0, b0 := numberedLines(10), numberedLines(4)
 		a := s.writeFile("a.txt", a0)
@@ -460,6 +470,7 @@ func (s *session) cursorTo(line int) {
 // The list follows the store by itself, whoever changes it, and its keys decide
 // edits and whole conversations, show diffs inline and open files at the edit.
 func TestReviewListFollowsTheStoreAndItsKeysWork(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a0 := numberedLines(12)
 		path := s.writeFile("a.txt", a0)
@@ -533,6 +544,7 @@ require("mcpdiff.review").confirm = function(question) table.insert(_G.asked, qu
 // with no bridge running, nothing redraws the list as edits arrive, and the key
 // decides every edit of the conversation, drawn or not.
 func TestConversationKeysAskAboutTheHistoryAsItIsNow(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		a0 := numberedLines(12)
 		path := s.writeFile("a.txt", a0)
@@ -565,6 +577,7 @@ require("mcpdiff.review").confirm = function(question) table.insert(_G.asked, qu
 // A decision in one Neovim shows in another on the same workspace: its buffer is
 // reloaded and its signs and list follow.
 func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s1 := startNvim(t, nv, nil)
 		s2 := startNvim(t, nv, nil)
@@ -599,6 +612,7 @@ func TestTwoNeovimsOnOneWorkspace(t *testing.T) {
 // A reject started in Neovim finishes when Neovim quits meanwhile: the file and the
 // history agree.
 func TestNeovimClosedWhileARejectRuns(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(3000)
 		path := s.writeFile("a.txt", before)
@@ -620,6 +634,7 @@ func TestNeovimClosedWhileARejectRuns(t *testing.T) {
 // A range reject of a file changed or deleted outside the history shows the
 // difference and asks before discarding it.
 func TestRangeRejectOfAFileChangedOutside(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		before := numberedLines(6)
 		after := replaceLines(before, map[int]string{2: "two", 5: "five"})
@@ -660,6 +675,7 @@ require("mcpdiff.history").confirm = function(q) _G.asked = q; return true end`,
 
 // A store of 10,000 entries lists in full, and follows a change like a small one.
 func TestReviewListOfTenThousandEntries(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		convs, err := testenv.WriteStore(s.ws, 100, 100)
 		if err != nil {
@@ -687,6 +703,7 @@ func TestReviewListOfTenThousandEntries(t *testing.T) {
 // In a workspace where no agent edited yet, the list says how edits get there, with
 // the bridge (which answers the list) and without it (`mcpdiff status --review`).
 func TestReviewListWithoutHistorySaysWhatToDo(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		for _, bridge := range []bool{true, false} {
 			s := startNvim(t, nv, options{"auto_start": bridge})
@@ -735,6 +752,7 @@ return out`)
 // A second :McpDiffPreviewPending replaces the first preview instead of leaving it
 // open for good: one float, and none once the cursor moves, nor its buffer.
 func TestPreviewTwiceLeavesOneFloat(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		path, _ := s.openEdited("a.txt", "1\n2\n3\n", "1\nX\n3\n", "conv_1_pt", "change 2-2", "2:McpDiffChange")
 		s.waitBuffer(path, "1\nX\n3\n")
@@ -765,6 +783,7 @@ return n`)
 // pending edit overwrote, and never covers the line: on the last row of the window
 // it opens above it.
 func TestPreviewListsEveryPendingChangeBesideItsLine(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		s.cmd("set lines=24 columns=100")
 		v0 := numberedLines(40)

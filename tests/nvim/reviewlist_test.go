@@ -52,6 +52,7 @@ func listConversations(lines []string) []string {
 // After a dozen prompts the pending ones come first, newest first, and the list
 // opens with the cursor on the first pending edit; p hides the resolved ones.
 func TestReviewListPendingFirst(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		s.cmd("set lines=30 columns=120")
 		convs, ids := s.twelvePrompts()
@@ -95,6 +96,7 @@ func TestReviewListPendingFirst(t *testing.T) {
 // <CR> and = on a conversation's line show the diff of its edits, and = on the last
 // rows scrolls what it shows into view.
 func TestReviewListConversationDiffs(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		s.cmd("set lines=30 columns=120")
 		convs, ids := s.twelvePrompts()
@@ -143,6 +145,7 @@ func TestReviewListConversationDiffs(t *testing.T) {
 // window (after :only): the window shows the file from before instead of failing
 // with E444.
 func TestQClosesTheLastWindow(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		path := s.writeFile("a.txt", "a\n")
 		id := s.recordEdit("conv_1_qq", path, "a\n", "b\n")

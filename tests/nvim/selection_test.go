@@ -49,6 +49,7 @@ func waitSelection(t *testing.T, c *ideClient, seen int) (selectionParams, int) 
 }
 
 func TestSelectionChanged(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello world\nsecond line\nthird\n")
 		seen := len(c.Notifications("selection_changed"))
@@ -78,6 +79,7 @@ func TestSelectionChanged(t *testing.T) {
 }
 
 func TestSelectionNotTrackedFromTerminal(t *testing.T) {
+	t.Parallel()
 	eachNvim(t, func(t *testing.T, nv string) {
 		s, _ := connected(t, nv, nil)
 		s.cmd("terminal cat")
@@ -96,6 +98,7 @@ func TestSelectionNotTrackedFromTerminal(t *testing.T) {
 }
 
 func TestSelectionTrackingOff(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, options{"track_selection": false}, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("hello.txt", "hello\n")
 		s.cmd("edit " + path)
@@ -113,6 +116,7 @@ func TestSelectionTrackingOff(t *testing.T) {
 }
 
 func TestAtMentioned(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		path := s.writeFile("src/main.go", "package main\n\nfunc main() {}\n")
 		s.cmd("edit " + path)
@@ -135,6 +139,7 @@ func TestAtMentioned(t *testing.T) {
 }
 
 func TestAtMentionedQueuedUntilConnected(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		info := s.waitAttached()
 		outside := t.TempDir() + "/notes.txt"
@@ -159,6 +164,7 @@ func TestAtMentionedQueuedUntilConnected(t *testing.T) {
 // TestSetupAgainAppliesTrackSelection: setup() called again with track_selection =
 // false stops tracking for the connected client, and true turns it back on.
 func TestSetupAgainAppliesTrackSelection(t *testing.T) {
+	t.Parallel()
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		tracking := func() bool {
 			var n int

@@ -84,6 +84,7 @@ func (s *session) typeInTerm(text string) {
 }
 
 func TestClaudeTerminalIsOne(t *testing.T) {
+	t.Parallel()
 	script := agentScript(t)
 	eachStarted(t, options{"terminal": map[string]any{"cmd": script, "hooks": false}}, func(t *testing.T, s *session) {
 		file := s.writeFile("a.txt", "a\n")
@@ -155,6 +156,7 @@ func TestClaudeTerminalIsOne(t *testing.T) {
 // shares the rest; :q on the proposal gives it back and leaves the cursor in the
 // file's window, so the next :e does not replace the terminal.
 func TestDiffGetsTheRoomBesideTheTerminal(t *testing.T) {
+	t.Parallel()
 	script := agentScript(t)
 	eachConnected(t, options{"terminal": map[string]any{"cmd": script, "hooks": false}}, func(t *testing.T, s *session, c *ideClient) {
 		s.cmd("set columns=200 lines=40")

@@ -69,6 +69,7 @@ func (s *session) historyJSON() string {
 // the file, the buffer and the history untouched. Once the buffer is saved, the
 // decision goes ahead and the open buffer follows the file.
 func TestShellDecisionsRefuseFilesWithUnsavedChanges(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		v0 := numberedLines(6)
 		path := s.writeFile("a.txt", v0)
@@ -154,6 +155,7 @@ func TestShellDecisionsRefuseFilesWithUnsavedChanges(t *testing.T) {
 // its lock file follows) edits the project's other files too: a decision from the
 // shell and an agent's write both ask it about them.
 func TestNeovimInASubfolderIsAsked(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		v0 := numberedLines(4)
 		path := s.writeFile("a.txt", v0)
@@ -185,6 +187,7 @@ func TestNeovimInASubfolderIsAsked(t *testing.T) {
 // A Neovim that does not answer within a second (busy, or waiting at a prompt:
 // here stopped) does not block a decision from the shell, which says so.
 func TestShellDecisionGoesOnWhenNeovimDoesNotAnswer(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	exec.Command(testenv.Binary, "version").Run()
 	startup := time.Since(start) // a -race build takes a while to start
@@ -216,6 +219,7 @@ func TestShellDecisionGoesOnWhenNeovimDoesNotAnswer(t *testing.T) {
 // From the shell of a Neovim without the bridge ($NVIM), a decision asks that
 // Neovim too, and its open unmodified buffer is reloaded at once.
 func TestShellDecisionAsksTheNeovimOfItsTerminal(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, options{"auto_start": false}, func(t *testing.T, s *session) {
 		v0 := numberedLines(4)
 		path := s.writeFile("a.txt", v0)
@@ -244,6 +248,7 @@ func TestShellDecisionAsksTheNeovimOfItsTerminal(t *testing.T) {
 // user, accepted), never reported as a change made outside mcpdiff, and kept when
 // the agent's edit under it is rejected.
 func TestSaveInNeovimIsTheUsersEdit(t *testing.T) {
+	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		v0 := numberedLines(6)
 		path := s.writeFile("a.txt", v0)

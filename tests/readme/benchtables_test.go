@@ -65,6 +65,7 @@ func outside(t *testing.T, doc string) string {
 // place of the last run's, under a line naming the day, commit and load; the rest of
 // the page stays byte for byte.
 func TestBenchTablesWritten(t *testing.T) {
+	t.Parallel()
 	page := repoText(t, "docs/benchmarks.md")
 	code, out, doc := runBenchTables(t, benchLog("9.1 ms (min 8.9 ms, n=9)"), page)
 	if code != 0 {
@@ -97,6 +98,7 @@ func TestBenchTablesWritten(t *testing.T) {
 // A run that printed no table, or a page without its markers, is refused with a
 // message, and the page stays as it was.
 func TestBenchTablesRefuses(t *testing.T) {
+	t.Parallel()
 	page := repoText(t, "docs/benchmarks.md")
 	code, out, doc := runBenchTables(t, "FAIL\tgithub.com/mcpdiff/mcpdiff/tests/bench/ide\n", page)
 	if code == 0 || !strings.Contains(out, "holds no tables") || doc != page {

@@ -134,6 +134,7 @@ func runs(b block) (bool, error) {
 }
 
 func TestBlocksToRun(t *testing.T) {
+	t.Parallel()
 	blocks := parseBlocks("## A\n\n```sh\nmcpdiff status\n```\n<!-- not run: needs an account -->\n```sh\nmake test\n```\n" +
 		"<!-- not run -->\n```sh\nmake\n```\n```sh\n# a comment\nclaude mcp list\n```\n<!-- not run: x -->\n\ntext\n```sh\nmake\n```\n")
 	want := []string{"run", "skip", "error", "skip", "run"}
@@ -153,6 +154,7 @@ func TestBlocksToRun(t *testing.T) {
 }
 
 func TestDocCommands(t *testing.T) {
+	t.Parallel()
 	ran := map[string]int{}
 	for _, b := range docBlocks(t) {
 		run, err := runs(b)
@@ -279,6 +281,7 @@ var repoPath = regexp.MustCompile("`((?:cmd|bridge|nvim|lua|plugin|tests|interna
 // TestRepoPathsExist keeps the documentation true after a move: every folder or file
 // of the repository the pages, the help and the changelog name in backticks exists.
 func TestRepoPathsExist(t *testing.T) {
+	t.Parallel()
 	root := testenv.RepoRoot()
 	for _, doc := range append(pages(t), "doc/mcpdiff.txt", "CHANGELOG.md") {
 		data, err := os.ReadFile(filepath.Join(root, doc))
@@ -303,6 +306,7 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 // pages, the pictures) leads to one that exists.
 // The README's architecture section says why each top-level folder exists.
 func TestReadmeNamesEveryTopLevelFolder(t *testing.T) {
+	t.Parallel()
 	readme := repoText(t, "README.md")
 	_, section, ok := strings.Cut(readme, "\n## Architecture\n")
 	if !ok {
@@ -325,6 +329,7 @@ func TestReadmeNamesEveryTopLevelFolder(t *testing.T) {
 }
 
 func TestDocLinksExist(t *testing.T) {
+	t.Parallel()
 	root := testenv.RepoRoot()
 	links := 0
 	for _, page := range pages(t) {
@@ -348,6 +353,7 @@ func TestDocLinksExist(t *testing.T) {
 
 // The README stays a page for users: at most 400 lines, everything else in docs/.
 func TestReadmeIsShort(t *testing.T) {
+	t.Parallel()
 	if n := strings.Count(repoText(t, "README.md"), "\n"); n > 400 {
 		t.Fatalf("README.md has %d lines, more than 400: move the details to docs/", n)
 	}

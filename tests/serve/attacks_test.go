@@ -63,6 +63,7 @@ func (w *attackWorld) untouched() {
 }
 
 func TestAttacksAreRefused(t *testing.T) {
+	t.Parallel()
 	w := newAttackWorld(t)
 	cases := []struct {
 		name string
@@ -105,6 +106,7 @@ func TestAttacksAreRefused(t *testing.T) {
 }
 
 func TestFIFOIsRefusedWithoutBlocking(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	if err := syscall.Mkfifo(s.Path("pipe"), 0o644); err != nil {
 		t.Skip("mkfifo:", err)
@@ -117,6 +119,7 @@ func TestFIFOIsRefusedWithoutBlocking(t *testing.T) {
 }
 
 func TestBinaryAndHugeFilesAreRefused(t *testing.T) {
+	t.Parallel()
 	s := start(t, "--max-file-size", "1000")
 	s.Write("bin.dat", "abc\x00def\n")
 	s.fails("read_text_file", map[string]any{"path": "bin.dat"}, "binary")
@@ -127,6 +130,7 @@ func TestBinaryAndHugeFilesAreRefused(t *testing.T) {
 }
 
 func TestUnicodeNameForms(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	nfd := "cafe\u0301.txt" // e + combining acute
 	nfc := "caf\u00e9.txt"

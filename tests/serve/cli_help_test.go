@@ -13,6 +13,7 @@ import (
 // `mcpdiff CMD -h` print its usage, what it does and one line per flag, on stdout,
 // with exit status 0.
 func TestEveryCommandExplainsItself(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out, code := cli(t, dir, "help")
 	if code != 0 || !strings.Contains(out, "commands:") {
@@ -64,6 +65,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 // conversation's title cut to what is left; a filter that matches nothing says what
 // it filtered.
 func TestStatusRowsAreShortAndComplete(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("src/main.go", "package main\n\nfunc main() {}\n")
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "src/main.go", "old_string": "func main() {}", "new_string": "func main() {\n\tprintln(1)\n}"}))
@@ -116,6 +118,7 @@ func TestStatusRowsAreShortAndComplete(t *testing.T) {
 // one that starts several is refused listing them, one that starts none is refused
 // in the same words for every command.
 func TestConversationPrefixes(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "a\n")
 	s.Write("b.txt", "b\n")
@@ -158,6 +161,7 @@ func TestConversationPrefixes(t *testing.T) {
 // show numbers each change of an edit in its hunk's @@ line, [1], [2]…, as
 // `reject ID:N` counts them, and marks the rejected ones; the diff still applies.
 func TestShowNumbersTheChanges(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", numberedLines(30, nil))
 	s.ok("write_file", map[string]any{"path": "a.txt", "content": numberedLines(30, map[int]string{3: "three\n", 5: "five\n", 25: "twenty-five\n"})})

@@ -40,6 +40,7 @@ func threeEdits(t *testing.T) (*session, []string) {
 }
 
 func TestStatusAndShow(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	out, _, code := cliSplit(t, s.dir, "status")
 	if code != 0 {
@@ -85,6 +86,7 @@ func TestStatusAndShow(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	cases := []struct {
 		args []string
@@ -127,6 +129,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestRejectAcceptFlagsAnywhere(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	if _, errOut, code := cliSplit(t, s.dir, "reject", "--workspace", s.dir, ids[1][:8]); code != 0 {
 		t.Fatalf("reject: %d %s", code, errOut)
@@ -149,6 +152,7 @@ func TestRejectAcceptFlagsAnywhere(t *testing.T) {
 }
 
 func TestConflictIsRefusedNamingTheLaterEdit(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "x\ny\nz\n")
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "y", "new_string": "Y1"}))
@@ -167,6 +171,7 @@ func TestConflictIsRefusedNamingTheLaterEdit(t *testing.T) {
 }
 
 func TestExternalChangeIsShownAndForceDiscardsIt(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	s.Write("a.txt", s.Read("a.txt")+"added by hand\n")
 	out, errOut, code := cliSplit(t, s.dir, "reject", ids[0])
@@ -186,6 +191,7 @@ func TestExternalChangeIsShownAndForceDiscardsIt(t *testing.T) {
 }
 
 func TestTwoCLIsRejectingAtOnce(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", numberedLines(40, nil))
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "line 5\n", "new_string": "FIVE\n"}))
@@ -214,6 +220,7 @@ func TestTwoCLIsRejectingAtOnce(t *testing.T) {
 // The CLI accepts and rejects in a loop while the server keeps editing the same
 // files: no entry is lost and every file matches its recorded state.
 func TestCLIWhileServerEdits(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", numberedLines(200, nil))
 	s.Write("b.txt", numberedLines(200, nil))
@@ -263,6 +270,7 @@ func assertConsistent(t *testing.T, dir string) {
 }
 
 func TestCleanupCommand(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	out, _, code := cliSplit(t, s.dir, "cleanup", "--yes")
 	if code != 0 || !strings.Contains(out, "dropped 0") {
@@ -288,6 +296,7 @@ func TestCleanupCommand(t *testing.T) {
 }
 
 func TestReadOnlyWorkspace(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	store := filepath.Join(s.dir, ".mcp", "edit_history")
 	if err := exec.Command("chattr", "+i", filepath.Join(store, "logs"), s.dir).Run(); err != nil {
@@ -315,6 +324,7 @@ func TestReadOnlyWorkspace(t *testing.T) {
 // act on it, even one with nothing to do, until `restore --yes` puts the recorded
 // state back.
 func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	recorded := s.Read("a.txt")
 	s.Write("a.txt", "by hand\n")
@@ -354,6 +364,7 @@ func TestStatusReportsAFileThatDiffersFromItsHistory(t *testing.T) {
 // workspace or a symlink loop is that file changed outside mcpdiff: status still
 // lists the whole history and the other files stay decidable.
 func TestStatusReportsAFolderThatIsNoLongerOne(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("sub/x.txt", "a\n")
 	s.Write("b.txt", "b\n")
@@ -409,6 +420,7 @@ func TestStatusReportsAFolderThatIsNoLongerOne(t *testing.T) {
 // A refused reject names every later edit in the way and the exact command that
 // rejects them together; that command works.
 func TestConflictOffersWithLater(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "a\nb\nc\nd\ne\n")
 	conv := convOf(t, s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "b\n", "new_string": "B1\n"}))
@@ -448,6 +460,7 @@ func TestConflictOffersWithLater(t *testing.T) {
 // Rejecting by lines takes part of an edit out; status and show say so, and
 // accepting the edit puts it back.
 func TestRejectLinesOfAnEdit(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
 	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})
@@ -487,6 +500,7 @@ func TestRejectLinesOfAnEdit(t *testing.T) {
 // ID:N names one change of an edit; status --review gives the rows of
 // Neovim's review list.
 func TestChangeOperandsAndReviewRows(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "1\n2\n3\n4\n5\n6\n7\n")
 	s.ok("write_file", map[string]any{"path": "a.txt", "content": "1\nTWO\n3\n4\n5\nSIX\n7\n"})

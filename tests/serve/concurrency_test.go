@@ -19,6 +19,7 @@ import (
 // Twenty concurrent edits of different lines of one file all land: calls to one file
 // are serialised, and none is reported as a success while being lost.
 func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", numberedLines(20, nil))
 	var wg sync.WaitGroup
@@ -52,6 +53,7 @@ func TestConcurrentEditsOfOneFileAllLand(t *testing.T) {
 // A call stuck waiting (here: another process holds the history lock) does not
 // block other calls.
 func TestSlowCallDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "a\n")
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "a", "new_string": "b"}) // creates the store
@@ -90,6 +92,7 @@ func TestSlowCallDoesNotBlockOthers(t *testing.T) {
 // Pipelined calls sent without waiting (as a client may) are all answered, each
 // with its own file's content.
 func TestPipelinedCallsAllAnswered(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	for i := range 50 {
 		s.Write(fmt.Sprintf("f%d.txt", i), fmt.Sprintf("file %d\n", i))

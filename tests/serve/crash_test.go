@@ -26,6 +26,7 @@ import (
 // each kill: every log parses, every file equals the before or the after of its last
 // logged change, and once a server runs again no temp file is left anywhere.
 func TestKillNineDuringEdits(t *testing.T) {
+	t.Parallel()
 	// 30: the store grows with every run, and under the -race binary make test uses
 	// 60 runs took three minutes; MCPDIFF_KILL_TRIALS asks for more.
 	runs := 30

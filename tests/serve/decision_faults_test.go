@@ -424,6 +424,7 @@ func eachFaultCase(t *testing.T, n int, f func(c *faultCase, t *testing.T)) {
 
 // Kill the CLI just before every call that changes a file, for every decision.
 func TestDecisionKilledAtEveryStep(t *testing.T) {
+	t.Parallel()
 	requireStrace(t)
 	eachFaultCase(t, 30, (*faultCase).killAtEveryStep)
 }
@@ -512,6 +513,7 @@ func (c *faultCase) injectAtEachStep(t *testing.T, calls []string, inject string
 
 // Kill the CLI at random instants of its run.
 func TestDecisionKilledAtRandom(t *testing.T) {
+	t.Parallel()
 	trials := 40
 	if n, err := strconv.Atoi(os.Getenv("MCPDIFF_KILL_TRIALS")); err == nil && n > 0 {
 		trials = n
@@ -592,6 +594,7 @@ var pathAtFault = regexp.MustCompile(`/\S+`)
 // makes: the decision is undone (or had not begun), and the error names the path
 // whose write failed.
 func TestDecisionDiskFullAtEveryWrite(t *testing.T) {
+	t.Parallel()
 	requireStrace(t)
 	eachFaultCase(t, 30, (*faultCase).diskFullAtEveryWrite)
 }
@@ -619,6 +622,7 @@ func (c *faultCase) diskFullAtEveryWrite(t *testing.T) {
 // or changed nothing, its error names the path whose write failed, and the next
 // command still works on the full disk.
 func TestDecisionOnAFullDisk(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}

@@ -163,9 +163,9 @@ func numberedLines(n int, edit map[int]string) string {
 func requireStrace(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("strace"); err != nil {
-		t.Skip("strace is not installed (.ci/run installs it)")
+		testenv.SkipWithout(t, "strace is not installed (.ci/run installs it)")
 	}
 	if out, err := exec.Command("strace", "-f", "-o", "/dev/null", "true").CombinedOutput(); err != nil {
-		t.Skipf("strace cannot trace here: %v %s", err, out)
+		testenv.SkipWithout(t, fmt.Sprintf("strace cannot trace here: %v %s", err, out))
 	}
 }

@@ -41,6 +41,7 @@ func health(t *testing.T, dir string) (storeFacts, string, int) {
 // where it is, its format, whether it is writable, its counts and its notices, as
 // readable lines or (--json) one object.
 func TestStatusHealth(t *testing.T) {
+	t.Parallel()
 	// No store above the folder: said, and not a failure.
 	empty := testenv.TempDir(t)
 	if f, errOut, code := health(t, empty); code != 0 || errOut != "" || f.Store != "" || f.Workspace != empty || f.Edits != 0 {
@@ -96,6 +97,7 @@ func TestStatusHealth(t *testing.T) {
 
 // --health tells of the whole store: a filter with it is bad usage.
 func TestStatusHealthRefusesFilters(t *testing.T) {
+	t.Parallel()
 	dir := testenv.TempDir(t)
 	for _, args := range [][]string{{"--conv", "c1"}, {"--file", "a.txt"}, {"--status", "pending"}, {"--review"}} {
 		_, errOut, code := cliSplit(t, dir, append([]string{"status", "--health"}, args...)...)

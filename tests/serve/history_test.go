@@ -13,6 +13,7 @@ import (
 // Every changing tool records an entry; the conversation id is handed out once and
 // reused; a failed call records nothing.
 func TestEveryChangeIsRecorded(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "one\ntwo\nthree\n")
 	first := s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"})
@@ -83,6 +84,7 @@ func TestEveryChangeIsRecorded(t *testing.T) {
 
 // Rejecting an edit through the CLI after the server made later ones keeps those.
 func TestRejectThroughCLIKeepsLaterEdits(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	var lines []string
 	for i := 1; i <= 30; i++ {
@@ -120,6 +122,7 @@ func TestRejectThroughCLIKeepsLaterEdits(t *testing.T) {
 // A decision's report names each file it wrote as rebuilt, and one it took away (a
 // rejected create, the source of a move put back) as removed.
 func TestDecisionSaysWhichFilesItRemoved(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "a\n")
 	conv := convOf(t, s.ok("create_file", map[string]any{"path": "new.txt", "content": "new\n"}))

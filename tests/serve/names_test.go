@@ -37,6 +37,7 @@ func controlBytes(s string) string {
 // Names are data: status, show and the warnings of a file changed outside mcpdiff
 // print every name with its control characters escaped, one row per entry.
 func TestHostileNamesAreEscaped(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	for _, name := range hostileNames {
 		s.ok("create_file", map[string]any{"path": name, "content": "one\n"})
@@ -99,6 +100,7 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 // name holding escape sequences or a newline is printed escaped by show, on the
 // foreign store and once it is adopted, and by the decisions taken on it.
 func TestPlantedFieldsAreEscaped(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.Write("a.txt", "one\ntwo\n")
 	r.entry("conv_x", map[string]any{

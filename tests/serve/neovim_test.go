@@ -33,6 +33,7 @@ func (n *headlessNeovim) serve(t *testing.T) *session {
 // With Neovim reachable ($NVIM / --nvim), a file with unsaved changes in it is never
 // overwritten, and clean buffers of changed files are reloaded.
 func TestServeRespectsNeovimBuffers(t *testing.T) {
+	t.Parallel()
 	testenv.EachNeovim(t, func(t *testing.T, bin string) {
 		n := startNeovim(t, bin)
 		v, s := n.Nvim, n.serve(t)
@@ -61,6 +62,7 @@ func TestServeRespectsNeovimBuffers(t *testing.T) {
 // A buffer check that gets no answer refuses the write (the buffer may hold unsaved
 // work); once Neovim has exited, the tools go on without checks.
 func TestServeRefusesWhenNeovimCannotBeAsked(t *testing.T) {
+	t.Parallel()
 	testenv.EachNeovim(t, func(t *testing.T, bin string) {
 		n := startNeovim(t, bin)
 		s, cmd, file := n.serve(t), n.Cmd, n.file

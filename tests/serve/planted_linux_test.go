@@ -17,6 +17,7 @@ import (
 // one is set aside, unapplied, and this store stays decidable; the workspace it came
 // from completes its own.
 func TestPlanFromAnotherWorkspaceIsSetAside(t *testing.T) {
+	t.Parallel()
 	requireStrace(t)
 	a, aIDs := threeEdits(t)
 	b, bIDs := threeEdits(t)

@@ -17,6 +17,7 @@ import (
 // restore without --yes shows what it would discard and changes nothing; with --yes
 // it puts the recorded bytes back and leaves every status as it was.
 func TestRestoreShowsThenDiscards(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	recorded := s.Read("a.txt")
 	history := s.entries()
@@ -61,6 +62,7 @@ func TestRestoreShowsThenDiscards(t *testing.T) {
 }
 
 func TestRestoreBadInput(t *testing.T) {
+	t.Parallel()
 	s, _ := threeEdits(t)
 	s.Write("new.txt", "no history\n")
 	for _, tc := range []struct {
@@ -91,6 +93,7 @@ func TestRestoreBadInput(t *testing.T) {
 // rebuild it while it is one, not that the file the link leads to has no history.
 // Nothing is written, through the link or in its place.
 func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
+	t.Parallel()
 	s, _ := threeEdits(t)
 	recorded := s.Read("a.txt")
 	outside := filepath.Join(t.TempDir(), "outside.txt")
@@ -132,6 +135,7 @@ func TestRestoreOfAFileThatBecameASymlink(t *testing.T) {
 // get the recorded state back (move the file away), not with the MCP tools' advice
 // to read part of it; once it is moved away, restore brings the recorded bytes back.
 func TestRestoreOfAFileOverTheSizeLimit(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	recorded := s.Read("a.txt")
 	if err := os.Truncate(s.Path("a.txt"), 65<<20); err != nil { // sparse: nothing is written
@@ -158,12 +162,15 @@ func TestRestoreOfAFileOverTheSizeLimit(t *testing.T) {
 // hashed as it is read: not held in memory and diffed, which took minutes and as
 // many gigabytes of memory as the file.
 func TestStatusOfAFileGrownHuge(t *testing.T) {
+	t.Parallel()
 	s, _ := threeEdits(t)
 	if err := os.Truncate(s.Path("a.txt"), 2<<30); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"status"}, {"status", "--health"}} {
-		out, errOut, code := runLimited(t, s.dir, nil, "", 20*time.Second, args...)
+		// Hashing 2 GB takes seconds of CPU, and the tests run in parallel: the limit
+		// is there to tell seconds from the minutes it once took.
+		out, errOut, code := runLimited(t, s.dir, nil, "", 60*time.Second, args...)
 		if code != 0 || !strings.Contains(out+errOut, "a.txt was changed outside mcpdiff since its last recorded state") {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
@@ -175,6 +182,7 @@ func TestStatusOfAFileGrownHuge(t *testing.T) {
 // is one again, and a decision refused over it says the same, instead of suggesting a
 // restore that then finds no recorded state.
 func TestDecisionOverAFileWhoseFolderBecameASymlink(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("sub/g.txt", "1\n2\n")
 	s.ok("edit_file", map[string]any{"path": "sub/g.txt", "old_string": "2", "new_string": "two"})
@@ -201,6 +209,7 @@ func TestDecisionOverAFileWhoseFolderBecameASymlink(t *testing.T) {
 // whatever the file's name: pasted into a shell it does what it says (shows the
 // changes) and nothing else.
 func TestSuggestedRestoreCommandIsSafeToPaste(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"notes $(touch PWNED).txt", "it's `id` & more.txt", "tab\tand\nnewline.txt"} {
 		s := start(t)
 		s.Write(name, "one\n")
@@ -234,6 +243,7 @@ func TestSuggestedRestoreCommandIsSafeToPaste(t *testing.T) {
 // Run from outside the workspace (status --workspace DIR), the suggested command
 // still finds the history when pasted where status ran.
 func TestSuggestedRestoreCommandWorksFromOutsideTheWorkspace(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "one\n")
 	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "two"})
@@ -271,6 +281,7 @@ func TestSuggestedRestoreCommandWorksFromOutsideTheWorkspace(t *testing.T) {
 
 // Plain cleanup lists what it would drop and drops nothing; --yes drops it.
 func TestCleanupAsksForYes(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	cliSplit(t, s.dir, "accept", ids[0], ids[1], ids[2])
 	before := s.entries()

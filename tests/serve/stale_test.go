@@ -44,6 +44,7 @@ func rewriteInPlace(t *testing.T, path, content string) {
 }
 
 func TestReadAfterAnInPlaceRewriteIsFresh(t *testing.T) {
+	t.Parallel()
 	for _, age := range []struct {
 		name  string
 		mtime time.Duration // relative to now, before the first read
@@ -78,6 +79,7 @@ func TestReadAfterAnInPlaceRewriteIsFresh(t *testing.T) {
 // reading the file, are not used once the file was rewritten in place: the edit
 // applies to what the file holds.
 func TestEditAfterAnInPlaceRewriteOfABigFileIsFresh(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	line := strings.Repeat("x", 63) + "\n"
 	big := strings.Repeat(line, (2<<20)/len(line)) // over the size from which written files are kept

@@ -33,6 +33,7 @@ func unchanged(t *testing.T, s *session, rel, content string) {
 // When a folder of the store cannot be written, the error names that folder, not
 // the user's file, and guesses nothing.
 func TestStoreFolderAtFaultIsNamed(t *testing.T) {
+	t.Parallel()
 	t.Run("tmp, during an edit", func(t *testing.T) {
 		s := start(t)
 		s.Write("big.txt", "a\n")
@@ -84,6 +85,7 @@ func TestStoreFolderAtFaultIsNamed(t *testing.T) {
 
 // A logs folder swapped for a symlink that leaves the store is named as such.
 func TestLogsFolderSymlinkIsNamed(t *testing.T) {
+	t.Parallel()
 	s, ids := threeEdits(t)
 	outside := t.TempDir()
 	logs := s.Path(".mcp/edit_history/logs")

@@ -14,6 +14,7 @@ import (
 )
 
 func TestToolsListedPerToolset(t *testing.T) {
+	t.Parallel()
 	all := []string{"apply_diffs", "create_file", "delete_file", "edit_file", "edit_file_diff", "edit_text_file",
 		"insert_contents", "list_files", "move_file", "read_files", "read_text_file", "search_and_replace",
 		"set_workspace", "write_file", "write_files"}
@@ -51,6 +52,7 @@ func TestToolsListedPerToolset(t *testing.T) {
 }
 
 func TestReadTextFileTagsEveryLine(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "function hello() {\r\n  return \"world\";  \r\n}")
 	out := s.ok("read_text_file", map[string]any{"path": "a.txt"})
@@ -75,6 +77,7 @@ func TestReadTextFileTagsEveryLine(t *testing.T) {
 }
 
 func TestEditTextFileByAnchors(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "one\r\ntwo\r\nthree\r\nfour\r\n")
 	read := s.ok("read_text_file", map[string]any{"path": "a.txt"})
@@ -98,6 +101,7 @@ func TestEditTextFileByAnchors(t *testing.T) {
 }
 
 func TestEditFile(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("app.py", "def process(x): return x\ndef process(x): return x * 2\nTODO TODO\n")
 	s.fails("edit_file", map[string]any{"path": "app.py", "old_string": "nothing here", "new_string": "x"}, "not found")
@@ -115,6 +119,7 @@ func TestEditFile(t *testing.T) {
 }
 
 func TestByteFidelity(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	cases := map[string]string{
 		"crlf.txt":     "a\r\nb\r\nc\r\n",
@@ -145,6 +150,7 @@ func TestByteFidelity(t *testing.T) {
 }
 
 func TestCreateWriteMoveDelete(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	first := s.ok("create_file", map[string]any{"path": "sub/dir/new.txt", "content": "hello\n"})
 	conv := convOf(t, first)
@@ -170,6 +176,7 @@ func TestCreateWriteMoveDelete(t *testing.T) {
 }
 
 func TestEditFileDiff(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("a.txt", "one\r\ntwo\r\nthree\r\nfour\r\n")
 	diff := "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
@@ -181,6 +188,7 @@ func TestEditFileDiff(t *testing.T) {
 }
 
 func TestBatchTools(t *testing.T) {
+	t.Parallel()
 	s := start(t)
 	s.Write("src/main.js", "a\nb\nc\nd\ne\n")
 	s.ok("set_workspace", map[string]any{"path": "src"})

@@ -47,6 +47,7 @@ func (h *rootsHandler) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.Li
 }
 
 func TestClientRootsAreUsedAndRefreshed(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"", mcp.LATEST_LEGACY_PROTOCOL_VERSION, "2025-06-18"} {
 		t.Run("protocol "+version, func(t *testing.T) {
 			one, two := testenv.TempDir(t), testenv.TempDir(t)
@@ -79,6 +80,7 @@ func TestClientRootsAreUsedAndRefreshed(t *testing.T) {
 }
 
 func TestWorkingDirectoryIsTheRootWithoutRootsOrFlags(t *testing.T) {
+	t.Parallel()
 	cwd := testenv.TempDir(t)
 	os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("here\n"), 0o644)
 	s := startWith(t, cwd, testenv.MCPServer{})
@@ -89,6 +91,7 @@ func TestWorkingDirectoryIsTheRootWithoutRootsOrFlags(t *testing.T) {
 }
 
 func TestHTTPNeedsTheBearerToken(t *testing.T) {
+	t.Parallel()
 	dir := testenv.TempDir(t)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 	state := t.TempDir()
@@ -164,6 +167,7 @@ func waitForToken(t *testing.T, stderr io.Reader) string {
 }
 
 func TestHTTPRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	out, code := cli(t, t.TempDir(), "serve", "--http", "0.0.0.0:0")
 	if code == 0 || !strings.Contains(out, "loopback") {
 		t.Fatalf("exit %d: %q", code, out)
