@@ -219,9 +219,7 @@ func TestGuardFindsNeovimThroughNVIM(t *testing.T) {
 // denies, saying why.
 func TestGuardBusyNeovim(t *testing.T) {
 	t.Parallel()
-	start := time.Now()
-	exec.Command(testenv.Binary, "version").Run()
-	startup := time.Since(start) // a -race build takes a second to start
+	limit := testenv.Promised(t, 2*time.Second)
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		a := s.writeFile("a.txt", "a\n")
 		if err := syscall.Kill(s.pid, syscall.SIGSTOP); err != nil {
@@ -229,7 +227,7 @@ func TestGuardBusyNeovim(t *testing.T) {
 		}
 		r := s.runHook(preToolUse(s.ws, a))
 		syscall.Kill(s.pid, syscall.SIGCONT)
-		if r.took > testenv.Scaled(2*time.Second)+startup {
+		if r.took > limit {
 			t.Fatalf("the hook took %v with Neovim not answering", r.took)
 		}
 		reason := denied(t, r)
@@ -265,9 +263,7 @@ func TestGuardNeovimGone(t *testing.T) {
 // the hook, having asked the Neovim, does not. Every other write the hook records.
 func TestHookLeavesAcceptedDiffsToTheBridge(t *testing.T) {
 	t.Parallel()
-	start := time.Now()
-	exec.Command(testenv.Binary, "version").Run()
-	startup := time.Since(start) // a -race build takes a second to start
+	limit := testenv.Promised(t, 2*time.Second)
 	eachConnected(t, nil, func(t *testing.T, s *session, c *ideClient) {
 		s.initStore()
 		c.Texts(c.CallTool("closeAllDiffTabs", nil), "closeAllDiffTabs") // a new turn
@@ -342,7 +338,7 @@ func TestHookLeavesAcceptedDiffsToTheBridge(t *testing.T) {
 			}
 			r := s.runHook(toolUse("PostToolUse", s.ws, path, "toolu_busy"))
 			syscall.Kill(s.pid, syscall.SIGCONT)
-			if r.code != 0 || r.stdout != "" || r.took > testenv.Scaled(2*time.Second)+startup {
+			if r.code != 0 || r.stdout != "" || r.took > limit {
 				t.Fatalf("PostToolUse with Neovim stopped: exit %d, stdout %q, stderr %q, took %v", r.code, r.stdout, r.stderr, r.took)
 			}
 			if got := entriesOf(path); len(got) != 1 || got[0].Source != "claude-code" {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -188,9 +187,7 @@ func TestNeovimInASubfolderIsAsked(t *testing.T) {
 // here stopped) does not block a decision from the shell, which says so.
 func TestShellDecisionGoesOnWhenNeovimDoesNotAnswer(t *testing.T) {
 	t.Parallel()
-	start := time.Now()
-	exec.Command(testenv.Binary, "version").Run()
-	startup := time.Since(start) // a -race build takes a while to start
+	limit := testenv.Promised(t, 2*time.Second)
 	eachStarted(t, nil, func(t *testing.T, s *session) {
 		v0 := numberedLines(4)
 		path := s.writeFile("a.txt", v0)
@@ -206,7 +203,7 @@ func TestShellDecisionGoesOnWhenNeovimDoesNotAnswer(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "did not answer within 1s whether it has unsaved changes of "+path) {
 			t.Fatalf("reject with Neovim stopped: exit %d\n%s%s", code, stdout, stderr)
 		}
-		if took > testenv.Scaled(2*time.Second)+2*startup {
+		if took > limit {
 			t.Fatalf("the reject took %v with Neovim not answering", took)
 		}
 		if testenv.ReadFile(t, path) != v0 {
