@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 )
 
 // Environment variables the plugin sets when it restarts a bridge that died, so that
@@ -164,6 +165,16 @@ func (b *bridge) handlers() map[string]any {
 	}
 }
 
+// claimed answers the question of an agent's hook (neovims.Claimed), relayed by the
+// plugin: an rpcrequest, so Neovim waits, and the IDE server bounds its wait.
+func (b *bridge) claimed(writes []neovims.Written) ([]bool, error) {
+	s := b.ideServer()
+	if s == nil {
+		return make([]bool, len(writes)), nil
+	}
+	return s.ClaimWrites(writes), nil
+}
+
 func (b *bridge) registerHandlers() error {
 	for method, fn := range b.handlers() {
 		if err := b.v.RegisterHandler(method, fn); err != nil {
@@ -247,7 +258,7 @@ func (b *bridge) attach(ctx context.Context) error {
 	defer cancel()
 	if b.ideServer() == nil {
 		var info neovimInfo
-		err := callLua(callCtx, b.v, "read Neovim's pid and cwd", "bridge.neovim_info", &info)
+		err := neovims.CallLua(callCtx, b.v, "read Neovim's pid and cwd", "bridge.neovim_info", &info)
 		if err == nil {
 			err = b.startServer(info)
 		}
@@ -265,7 +276,7 @@ func (b *bridge) attach(ctx context.Context) error {
 		"version": b.opts.Version,
 		"pid":     pid,
 	}
-	return callLua(callCtx, b.v, "report the bridge", "bridge._attached", nil, report)
+	return neovims.CallLua(callCtx, b.v, "report the bridge", "bridge._attached", nil, report)
 }
 
 // startServer starts the IDE server of the Neovim info describes: its lock file is
@@ -350,7 +361,7 @@ func (b *bridge) status() (map[string]any, error) {
 func (b *bridge) reportClients(n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := callLua(ctx, b.v, "report clients", "bridge._clients", nil, n); err != nil {
+	if err := neovims.CallLua(ctx, b.v, "report clients", "bridge._clients", nil, n); err != nil {
 		b.logf("tell Neovim the number of clients: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 )
 
-// The Lua functions Go calls (callLua's names) are the ones lua/mcpdiff/rpc.lua
+// The Lua functions Go calls (CallLua's names) are the ones lua/mcpdiff/rpc.lua
 // lists, both ways, each listed once and defined where its entry sends it; and no
 // other Go code requires a plugin module.
 func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
@@ -67,7 +67,7 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 		if d.IsDir() && (d.Name() == "tests" || d.Name() == "testenv" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("..", "nvim", "rpc.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("..", "internal", "neovims", "rpc.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -76,7 +76,7 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 		}
 		for _, s := range stringLiterals(t, path, src) {
 			if strings.Contains(s, `require("mcpdiff.`) || strings.Contains(s, `package.loaded["mcpdiff.`) {
-				t.Errorf("%s runs the plugin's Lua without callLua: %q", path, s)
+				t.Errorf("%s runs the plugin's Lua without CallLua: %q", path, s)
 			}
 		}
 		return nil
@@ -86,14 +86,16 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 	}
 }
 
-// luaNamesGoCalls is every name the package's Go code passes to callLua, each a
-// string literal.
+// luaNamesGoCalls is every name Go code (this package's and internal/neovims')
+// passes to CallLua, each a string literal.
 func luaNamesGoCalls(t *testing.T) map[string]bool {
 	t.Helper()
 	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	others, err2 := filepath.Glob("../internal/neovims/*.go")
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
 	}
+	files = append(files, others...)
 	called := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, path := range files {
@@ -109,7 +111,11 @@ func luaNamesGoCalls(t *testing.T) map[string]bool {
 			if !ok {
 				return true
 			}
-			if id, ok := c.Fun.(*ast.Ident); !ok || id.Name != "callLua" || len(c.Args) < 4 {
+			fun := c.Fun
+			if sel, ok := fun.(*ast.SelectorExpr); ok {
+				fun = sel.Sel
+			}
+			if id, ok := fun.(*ast.Ident); !ok || id.Name != "CallLua" || len(c.Args) < 4 {
 				return true
 			}
 			lit, ok := c.Args[3].(*ast.BasicLit)
@@ -118,7 +124,7 @@ func luaNamesGoCalls(t *testing.T) map[string]bool {
 				name, err = strconv.Unquote(lit.Value)
 			}
 			if !ok || lit.Kind != token.STRING || err != nil {
-				t.Errorf("%s: callLua's name is not a string literal", fset.Position(c.Pos()))
+				t.Errorf("%s: CallLua's name is not a string literal", fset.Position(c.Pos()))
 				return true
 			}
 			called[name] = true
@@ -126,7 +132,7 @@ func luaNamesGoCalls(t *testing.T) map[string]bool {
 		})
 	}
 	if len(called) == 0 {
-		t.Fatal("found no call of callLua")
+		t.Fatal("found no call of CallLua")
 	}
 	return called
 }

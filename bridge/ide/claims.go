@@ -6,29 +6,25 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Who records a diff the user accepted: the server that accepted it. Claude Code
 // writes the file itself, and then its PostToolUse hook would record the same write;
-// before it does, the hook asks the Neovims that could have accepted it (through
-// Neovim, to `mcpdiff nvim`, to ClaimWrites here) and records only what none claims.
+// before it does, the hook asks the Neovims that could have accepted it
+// (neovims.Claimed, through Neovim's plugin, to `mcpdiff nvim`, to ClaimWrites here)
+// and records only what none claims.
 // A write is claimed when this server recorded it lately and the file has not been
 // written since, or when a write watch waits for exactly that text and records it
 // within claimWait.
 
-// Written is a file as a hook saw it just after a write.
-type Written struct {
-	Path string `msgpack:"path"` // absolute
-	Hash string `msgpack:"hash"` // lowercase hex SHA-256 of the bytes the file holds
-}
-
 const (
 	// claimWait bounds how long ClaimWrites waits for a watch to record the write it
 	// is asked about: a record takes milliseconds, more on a loaded machine; one that
-	// waits for a busy store is left to the hook (and the history's Commit.Once makes
-	// the two records one). It leaves the hook (which waits at most a second for
-	// Neovim) time to connect and hear the answer; Neovim waits for it too.
+	// waits for a busy store is left to the hook. It leaves the hook (which waits at
+	// most neovims.Wait for Neovim) time to connect and hear the answer; Neovim waits
+	// for it too.
 	claimWait = 600 * time.Millisecond
 	// rememberFor and maxRemembered bound the memory of recorded writes: the hook
 	// asks within seconds of the write, or not at all.
@@ -109,7 +105,7 @@ func (c *claims) take(path, hash string, now time.Time) bool {
 // ClaimWrites answers a hook's question: which of these writes did this server
 // accept and record (so the hook must not record them again)? It waits, at most
 // claimWait, for a write watch that holds a write's text to record it.
-func (s *Server) ClaimWrites(writes []Written) []bool {
+func (s *Server) ClaimWrites(writes []neovims.Written) []bool {
 	claimed := make([]bool, len(writes))
 	paths := make([]string, len(writes))
 	for i, w := range writes {

@@ -1,11 +1,11 @@
--- The Lua functions the Go side (`mcpdiff nvim`; `mcpdiff hook` for bridge.claimed)
--- calls, the one list of them. Go calls them by name only through callLua in
--- nvim/rpc.go:
+-- The Lua functions the Go side (`mcpdiff nvim`; an agent's hook for bridge.claimed)
+-- calls, the one list of them. Go calls them by name only through CallLua in
+-- internal/neovims/rpc.go:
 -- require("mcpdiff.rpc").call(name, ...); TestGoCallsOnlyTheseLuaFunctions checks
 -- that the names Go uses and the names listed here are the same set. Each entry
 -- requires its module when called, so loading this list loads nothing else.
--- (buffers.lua is the exception: Go runs it embedded, in Neovims that may not have
--- the plugin; see nvim/buffers.go.)
+-- (Outside the plugin's modules, Go also runs buffers.lua embedded, as a chunk, in
+-- Neovims that may not have the plugin; see internal/neovims/client.go.)
 local M = {}
 
 ---@type table<string, function>
@@ -27,12 +27,20 @@ M.functions = {
     require("mcpdiff.bridge")._clients(n)
   end,
 
-  -- Claude Code's PostToolUse hook (`mcpdiff hook`, connected to this Neovim) asks
-  -- which of its writes the bridge accepted and recorded.
+  -- Claude Code's PostToolUse hook (`mcpdiff hook`, connected to this Neovim:
+  -- neovims.Claimed) asks which of its writes the bridge accepted and recorded.
   ---@param writes mcpdiff.Written[]
   ---@return boolean[]?
   ["bridge.claimed"] = function(writes)
     return require("mcpdiff.bridge").claimed(writes)
+  end,
+
+  -- The client wrote an accepted proposal: reload the file's buffers (the reload
+  -- rule). Returns how many were read again.
+  ---@param paths string[] absolute
+  ---@return integer
+  ["buffers.reload"] = function(paths)
+    return require("mcpdiff.buffers").reload(paths)
   end,
 
   -- openDiff, step 1: check the file, make the empty proposal buffer.
