@@ -184,7 +184,7 @@ func post(ctx context.Context, c *Call, o Options, a *Agent) Result {
 	}
 	var problems, notes []string
 	for i, t := range c.Files {
-		msg, isNote := changesOf(c, a, i, t, o, add)
+		msg, isNote := changesOf(ctx, c, a, i, t, o, add)
 		switch {
 		case msg == "":
 		case isNote:
@@ -226,8 +226,7 @@ func record(ctx context.Context, c *Call, a *Agent, conv, title string, byStore 
 			for _, ch := range changes {
 				paths = append(paths, ch.Path)
 			}
-			// A bridge that did not answer in time may have recorded it already.
-			return history.Commit{Conversation: conv, Title: title, Tool: c.Tool, Source: a.Source, Changes: changes, Once: history.RecordOnceWithin}
+			return history.Commit{Conversation: conv, Title: title, Tool: c.Tool, Source: a.Source, Changes: changes}
 		}
 		b := history.Batch{Store: g.store}
 		for _, changes := range [][]history.Change{g.main, g.edited} {
@@ -251,7 +250,7 @@ func record(ctx context.Context, c *Call, a *Agent, conv, title string, byStore 
 
 // changesOf finds what the call did to its i-th file and hands the changes to add. It
 // returns a message: why the file is not recorded (isNote: nothing to worry about).
-func changesOf(c *Call, a *Agent, i int, t Target, o Options, add func(*history.Store, history.Change, bool)) (msg string, isNote bool) {
+func changesOf(ctx context.Context, c *Call, a *Agent, i int, t Target, o Options, add func(*history.Store, history.Change, bool)) (msg string, isNote bool) {
 	notRecorded := func(format string, args ...any) (string, bool) {
 		return fmt.Sprintf("%s was written but not recorded in the edit history: ", t.Path) + fmt.Sprintf(format, args...), false
 	}
@@ -283,6 +282,12 @@ func changesOf(c *Call, a *Agent, i int, t Target, o Options, add func(*history.
 		case c.Created:
 			b = &history.Before{Path: pl.path} // the agent created it: there was nothing before
 		case c.Undo != nil && readErr == nil:
+			if held, err := pl.store.Holds(ctx, pl.path, after); err != nil || held {
+				if err != nil {
+					return notRecorded("%v", err)
+				}
+				return "", false // recorded already: by this edit's postToolUse
+			}
 			before, undone := c.Undo(after)
 			if !undone {
 				return notRecorded("its content before the write is unknown (no before-hook ran for it, and its edits do not undo)")

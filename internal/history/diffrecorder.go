@@ -13,9 +13,10 @@ import (
 // DiffRecorder records diffs the user accepted in the editor (Claude Code's
 // openDiff) with source "ide", as accepted: the user decided already (Claude Code
 // writes those files itself; the recorder only logs the change, with the bytes
-// written, or marks accepted the entry Claude Code's hook made of it first). A file's change goes to the nearest store above it — where
-// `mcpdiff status` run there finds it — or, when there is none, to a new store in the
-// innermost workspace folder holding the file. Files outside both are not recorded.
+// written, and Claude Code's hook leaves that write to it: ide.Server.ClaimWrites).
+// A file's change goes to the nearest store above it — where `mcpdiff status` run
+// there finds it — or, when there is none, to a new store in the innermost
+// workspace folder holding the file. Files outside both are not recorded.
 type DiffRecorder struct {
 	folders []string
 	mu      sync.Mutex
@@ -50,7 +51,6 @@ func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed 
 	_, err = store.Record(context.Background(), Commit{
 		Conversation: conv, Tool: "openDiff", Source: SourceIDE,
 		Changes: []Change{{Op: op, Path: abs, Before: before, BeforeExists: existed, After: after}},
-		Once:    RecordOnceWithin, // Claude Code's PostToolUse hook may have recorded it
 		Status:  Accepted,
 	})
 	return err == nil, err
