@@ -143,7 +143,7 @@ func (s *Server) watchesFor(path, hash string) bool {
 	s.mu.Lock()
 	var ws []*writeWatch
 	for w := range s.watches {
-		if !w.d.settled {
+		if w.d.watch == w {
 			ws = append(ws, w)
 		}
 	}

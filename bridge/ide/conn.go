@@ -160,7 +160,7 @@ func (s *Server) forgetClient(c *client) {
 	s.clientsDidChange()
 	s.mcp.UnregisterSession(context.Background(), c.id)
 	// A saved diff waits for the client to write the file, unless that is settled.
-	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.owner == c && (d.status != diffSaved || d.settled) }))
+	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.owner == c && d.watch == nil }))
 }
 
 func (c *client) disconnectReason(err error) string {

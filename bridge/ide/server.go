@@ -2,9 +2,10 @@
 // 127.0.0.1 plus a discovery lock file, so the claude CLI shows its proposed edits in
 // the editor (openDiff) and reads diagnostics and selections from it.
 //
-// The package owns the protocol and the openDiff state machine
-// (pending → saved | rejected → closed). Drawing diffs and reporting what the user did
-// is the Editor's job; recording accepted diffs is the Recorder's.
+// The package owns the protocol, the registry of open diffs and each diff's life
+// (pending → answered → closing → closed, diffs.go), and the one wait for the
+// client's write of an accepted diff (watch.go). Drawing diffs and reporting what the
+// user did is the Editor's job; recording accepted diffs is the Recorder's.
 package ide
 
 import (
@@ -360,7 +361,7 @@ func (s *Server) Stop() error {
 	s.mu.Unlock()
 
 	closeErr := s.http.Close() // the port closes here: no new clients
-	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.status != diffSaved }))
+	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.how != ClientWrites }))
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
@@ -450,7 +451,7 @@ func (s *Server) Status() Status {
 		st.Diffs = append(st.Diffs, DiffStatus{
 			TabName:      d.req.TabName,
 			Path:         d.req.NewPath,
-			Status:       d.status.String(),
+			Status:       d.status(),
 			NewFile:      d.req.NewFile,
 			Client:       d.owner.id,
 			Conversation: d.conv,
