@@ -163,7 +163,7 @@ func (e *Editor) Show(ctx context.Context, req ide.DiffRequest) (ide.View, error
 		return e.v.Request("nvim_buf_set_lines", nil, buf, 0, -1, true, lines)
 	})
 	if err == nil {
-		show := []any{req.TabName}
+		show := []any{prep.Buf}
 		if prep.Texts {
 			// The inline layout diffs these; Lua would take long to build them. The
 			// original's bytes are never changed: its lines can be read in place.
@@ -192,10 +192,10 @@ const (
 	closedReplaced closeReason = "replaced" // a new openDiff of its tab name took its place
 )
 
-// closeView tears down view in Neovim (the one of its tab name whose proposal
-// buffer is its own: not a newer diff's), firing McpDiffClosed.
+// closeView tears down view in Neovim (its proposal buffer names it: never a newer
+// diff's of the same tab name), firing McpDiffClosed.
 func closeView(ctx context.Context, v *nvimrpc.Nvim, what string, view *view, reason closeReason) error {
-	return neovims.CallLua(ctx, v, what, "diff.close", nil, view.tab, string(reason), view.buf)
+	return neovims.CallLua(ctx, v, what, "diff.close", nil, view.buf, string(reason))
 }
 
 // dropHalfDrawn removes what a failed Show left in Neovim, in the background: the

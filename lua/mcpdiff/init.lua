@@ -85,9 +85,9 @@ end
 -- current file touching range, else all pending edits of the file.
 local function decide(action, id, range)
   local diff = require("mcpdiff.diff")
-  local tab = (id == nil or id == "") and diff.current() or nil
-  if tab then
-    diff.answer(action, tab, range)
+  local proposal = (id == nil or id == "") and diff.current() or nil
+  if proposal then
+    diff.answer(action, proposal, range)
     return
   end
   require("mcpdiff.history").decide(action, id, { range = range })

@@ -50,20 +50,19 @@ M.functions = {
     return require("mcpdiff.diff").prepare(req)
   end,
 
-  -- openDiff, step 2: Go has filled the proposal buffer; draw the view.
-  ---@param tab string
+  -- openDiff, step 2: Go has filled the proposal buffer buf; draw the view.
+  ---@param buf integer
   ---@param texts? mcpdiff.DiffTexts only when prepare asked for them
-  ["diff.show"] = function(tab, texts)
-    return require("mcpdiff.diff").show(tab, texts)
+  ["diff.show"] = function(buf, texts)
+    return require("mcpdiff.diff").show(buf, texts)
   end,
 
-  -- Tear a view down without answering (closeReason in nvim/editor.go): the view of
-  -- tab whose proposal buffer is buf.
-  ---@param tab string
-  ---@param reason "accepted"|"closed"|"failed"
+  -- Tear the view of the proposal buffer buf down without answering (closeReason in
+  -- nvim/editor.go).
   ---@param buf integer
-  ["diff.close"] = function(tab, reason, buf)
-    return require("mcpdiff.diff").close(tab, reason, buf)
+  ---@param reason "accepted"|"closed"|"failed"|"replaced"
+  ["diff.close"] = function(buf, reason)
+    return require("mcpdiff.diff").close(buf, reason)
   end,
 
   -- New pending hunks of open files, and the stores that changed.
