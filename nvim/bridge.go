@@ -50,7 +50,7 @@ type bridge struct {
 	opts   BridgeOptions
 	logf   func(format string, args ...any)
 
-	review *reviewer // pending hunks and reloads, following the stores
+	review *reviewer // pending changes and reloads, following the stores
 
 	mu       sync.Mutex
 	server   *ide.Server  // nil until attached
@@ -157,7 +157,7 @@ func (b *bridge) handlers() map[string]any {
 		"mcpdiff_cwd":     func(cwd string) { b.setCwd(cwd) },
 		"mcpdiff_status":  b.status,
 		"mcpdiff_buffers": b.review.setBuffers,
-		"mcpdiff_hunks":   b.review.hunks,
+		"mcpdiff_changes": b.review.changes,
 		"mcpdiff_pending": b.review.pending,
 		"mcpdiff_review":  b.review.list,
 		"mcpdiff_saved":   b.review.saved,

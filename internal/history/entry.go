@@ -76,7 +76,7 @@ type Entry struct {
 	Removed *int `json:"removed,omitempty"`
 	// The status of each change of the diff, only while they differ (see
 	// partial.go); Status then says pending or accepted.
-	HunkStatus []Status `json:"hunk_status,omitempty"`
+	BlockStatus []Status `json:"hunk_status,omitempty"`
 
 	raw     string // the log line this entry was read from
 	invalid string // why no decision acts on the entry ("" when one may)

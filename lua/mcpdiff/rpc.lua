@@ -65,10 +65,10 @@ M.functions = {
     return require("mcpdiff.diff").close(buf, reason)
   end,
 
-  -- New pending hunks of open files, and the stores that changed.
-  ---@param update mcpdiff.HunksUpdate
-  ["hunks._update"] = function(update)
-    require("mcpdiff.hunks")._update(update)
+  -- New pending changes of open files, and the stores that changed.
+  ---@param update mcpdiff.ChangesUpdate
+  ["changes._update"] = function(update)
+    require("mcpdiff.changes")._update(update)
   end,
 
   -- openFile. A file that does not exist is {not_found = true}.

@@ -1,20 +1,22 @@
--- Pending hunks of history edits in file buffers: signs, hunks(), navigation, the
--- preview of the hunk under the cursor and the quickfix list. The Go bridge works
--- them out (it replays the history) and pushes them whenever a store changes, since
--- it watches the stores; this module tells it which files are open and draws what
--- it sends. Hunks come in the lines of the file on disk; a buffer with unsaved
--- changes has them moved through those changes (vim.diff) when asked for.
+-- Pending changes of history edits in file buffers: signs, changes() (what
+-- require("mcpdiff").changes() returns), navigation, the preview of the change under
+-- the cursor and the quickfix list. The Go bridge works them out (it replays the
+-- history) and pushes them whenever a store changes, since it watches the stores;
+-- this module tells it which files are open and draws what it sends. They come in
+-- the lines of the file on disk; a buffer with unsaved changes has them moved
+-- through those changes (vim.diff) when asked for. ("Hunk" is a proposal's block:
+-- diff/changes.lua.)
 local M = {}
 
 local api = vim.api
 
-local SIGN_GROUP = "mcpdiff_hunks"
+local SIGN_GROUP = "mcpdiff_pending"
 -- Below gitsigns' default (6) would hide ours where both mark a line; agent edits
 -- that are still pending matter more while reviewing.
 local SIGN_PRIORITY = 8
 
 local state = {
-  by_name = {}, -- buffer name -> hunks as the bridge sent them (lines on disk)
+  by_name = {}, -- buffer name -> changes as the bridge sent them (lines on disk)
   fresh = {}, -- buffer names just read or written, for the next report
   defined = false,
   preview_win = nil, -- the float of preview(), while it may be open
@@ -36,17 +38,17 @@ end
 ---@field kind "add"|"change"|"delete"
 ---@field old_lines string[] the lines the change replaced (no line ends)
 
--- A pending change of a file (what the signs and hunks() show) as the Go side sends
--- it (luaHunks in nvim/review.go), in the lines of the file on disk.
+-- A pending change of a file (what the signs and changes() show) as the Go side sends
+-- it (luaPending in nvim/review.go), in the lines of the file on disk.
 ---@class mcpdiff.PendingChange: mcpdiff.EditChange
 ---@field start_line integer
 ---@field end_line integer
 ---@field after_line? integer a deletion: the line its lines were below (0: the top)
 ---@field beneath? mcpdiff.EditChange[] pending changes this one overwrote
 
--- What the Go side pushes when stores change (rpc.lua's "hunks._update").
----@class mcpdiff.HunksUpdate
----@field files {name: string, hunks: mcpdiff.PendingChange[]}[] new hunks of open buffers
+-- What the Go side pushes when stores change (rpc.lua's "changes._update").
+---@class mcpdiff.ChangesUpdate
+---@field files {name: string, changes: mcpdiff.PendingChange[]}[] new pending changes of open buffers
 ---@field reload string[] buffer names to reload when the file changed under them
 ---@field workspaces string[] workspaces whose store changed
 
@@ -132,7 +134,7 @@ end
 -- attach starts following the open files; called once the bridge runs.
 function M.attach()
   define()
-  local group = api.nvim_create_augroup("mcpdiff_hunks", { clear = true })
+  local group = api.nvim_create_augroup("mcpdiff_pending", { clear = true })
   api.nvim_create_autocmd({ "BufReadPost", "BufWritePost", "BufFilePost", "BufNewFile" }, {
     group = group,
     callback = function(args)
@@ -150,7 +152,7 @@ function M.attach()
   end
 end
 
--- Hunk positions through a line diff (vim.diff's indices), 0-based boundaries.
+-- Positions of changes through a line diff (vim.diff's indices), 0-based boundaries.
 local function mapper(indices)
   local edits = {}
   for _, d in ipairs(indices) do
@@ -159,7 +161,7 @@ local function mapper(indices)
     local new_start = (cb == 0) and sb or sb - 1
     table.insert(edits, { old_start, old_start + ca, new_start, new_start + cb })
   end
-  -- map moves a boundary; an insertion right at a hunk's edge stays outside it.
+  -- map moves a boundary; an insertion right at a change's edge stays outside it.
   return function(pos, is_end)
     local delta = 0
     for _, e in ipairs(edits) do
@@ -177,23 +179,23 @@ local function mapper(indices)
   end
 end
 
--- through_unsaved moves hunks (lines on disk) to the lines of buf, which has unsaved
--- changes. Hunks whose lines are all gone from the buffer are left out.
-local function through_unsaved(buf, name, hunks)
+-- through_unsaved moves changes (lines on disk) to the lines of buf, which has unsaved
+-- changes. Those whose lines are all gone from the buffer are left out.
+local function through_unsaved(buf, name, changes)
   local disk = require("mcpdiff.buffers").read(name)
   if not disk then
-    return hunks
+    return changes
   end
   if vim.bo[buf].fileformat == "dos" then
     disk = disk:gsub("\r\n", "\n")
   end
   local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
   if disk == text then
-    return hunks
+    return changes
   end
   local map = mapper(vim.diff(disk, text, { result_type = "indices" }))
   local out = {}
-  for _, h in ipairs(hunks) do
+  for _, h in ipairs(changes) do
     local c = vim.deepcopy(h)
     if h.kind == "delete" then
       local at = map(h.after_line or h.start_line, false)
@@ -213,26 +215,26 @@ local function through_unsaved(buf, name, hunks)
   return out
 end
 
--- raw returns the hunks of a file as on disk, asking the bridge when it sent none yet.
+-- raw returns the changes of a file as on disk, asking the bridge when it sent none yet.
 ---@return mcpdiff.PendingChange[]
 local function raw(name)
-  local hunks = state.by_name[name]
-  if hunks == nil then
-    hunks = require("mcpdiff.bridge").request("mcpdiff_hunks", name)
-    -- While Neovim waited for the answer, the bridge may have pushed newer hunks
+  local changes = state.by_name[name]
+  if changes == nil then
+    changes = require("mcpdiff.bridge").request("mcpdiff_changes", name)
+    -- While Neovim waited for the answer, the bridge may have pushed newer changes
     -- (Neovim runs the bridge's requests meanwhile): those win.
     if state.by_name[name] ~= nil then
       return state.by_name[name]
     end
-    if type(hunks) ~= "table" then
+    if type(changes) ~= "table" then
       return {}
     end
-    state.by_name[name] = hunks
+    state.by_name[name] = changes
   end
-  return hunks
+  return changes
 end
 
--- hunks returns the pending hunks of buf (0 or nil: the current buffer) in its lines
+-- changes returns the pending changes of buf (0 or nil: the current buffer) in its lines
 -- as they are now: tables with edit_id, conversation_id, tool, time, block (the
 -- change of the edit, from 1), start_line, end_line, kind ("add", "change",
 -- "delete") and old_lines (what the change replaced), and beneath (when pending
@@ -240,11 +242,11 @@ end
 -- fields but the lines). A deletion's lines are gone: it sits on the line above
 -- them (after_line; 0 when they were at the top, shown on 1).
 ---@return mcpdiff.PendingChange[]
-function M.hunks(buf)
+function M.changes(buf)
   return vim.deepcopy(M.current(buf))
 end
 
--- current is hunks() without the copy: the caller must not change what it gets.
+-- current is changes() without the copy: the caller must not change what it gets.
 function M.current(buf)
   if buf == nil or buf == 0 then
     buf = api.nvim_get_current_buf()
@@ -253,11 +255,11 @@ function M.current(buf)
   if not name then
     return {}
   end
-  local hunks = raw(name)
+  local changes = raw(name)
   if vim.bo[buf].modified then
-    return through_unsaved(buf, name, hunks)
+    return through_unsaved(buf, name, changes)
   end
-  return hunks
+  return changes
 end
 
 -- render places the signs of buf.
@@ -291,17 +293,17 @@ function M.render(buf)
   end
 end
 
--- _update is called by the bridge: new hunks of open files, the open files of
+-- _update is called by the bridge: new changes of open files, the open files of
 -- stores that changed (reloaded by buffers.lua's rule), and the workspaces whose
 -- store changed. It must make no request to the bridge.
----@param p mcpdiff.HunksUpdate
+---@param p mcpdiff.ChangesUpdate
 function M._update(p)
   if type(p.reload) == "table" and #p.reload > 0 then
     require("mcpdiff.buffers").reload(p.reload) -- first: a reload redraws the buffer
   end
   local bufs = buffers_by_name()
   for _, f in ipairs(type(p.files) == "table" and p.files or {}) do
-    state.by_name[f.name] = type(f.hunks) == "table" and f.hunks or {}
+    state.by_name[f.name] = type(f.changes) == "table" and f.changes or {}
     if bufs[f.name] then
       M.render(bufs[f.name])
     end
@@ -325,7 +327,7 @@ function M.redraw()
   end
 end
 
--- refresh asks the bridge again for the hunks of buf and redraws its signs.
+-- refresh asks the bridge again for the changes of buf and redraws its signs.
 function M.refresh(buf)
   local name = file_name(buf)
   if name then
@@ -334,7 +336,7 @@ function M.refresh(buf)
   end
 end
 
--- at_line returns the hunks of the current buffer on line (a change and the
+-- at_line returns the changes of the current buffer on line (a change and the
 -- deletion below it can share one).
 local function at_line(line)
   local out = {}
@@ -346,37 +348,40 @@ local function at_line(line)
   return out
 end
 
--- jump moves the cursor to the next (dir 1) or previous (dir -1) pending hunk,
+-- jump moves the cursor to the next (dir 1) or previous (dir -1) pending change,
 -- wrapping around the end of the buffer when 'wrapscan' is set.
 function M.jump(dir)
-  local hunks = M.current(0)
-  if #hunks == 0 then
+  local changes = M.current(0)
+  if #changes == 0 then
     notify("no pending edits in this buffer", vim.log.levels.WARN)
     return false
   end
   local line = api.nvim_win_get_cursor(0)[1]
   local target
   if dir > 0 then
-    for _, h in ipairs(hunks) do
+    for _, h in ipairs(changes) do
       if h.start_line > line then
         target = h
         break
       end
     end
   else
-    for i = #hunks, 1, -1 do
-      if hunks[i].start_line < line then
-        target = hunks[i]
+    for i = #changes, 1, -1 do
+      if changes[i].start_line < line then
+        target = changes[i]
         break
       end
     end
   end
   if not target then
     if not vim.o.wrapscan then
-      notify(dir > 0 and "no pending hunk below" or "no pending hunk above", vim.log.levels.WARN)
+      notify(
+        dir > 0 and "no pending change below" or "no pending change above",
+        vim.log.levels.WARN
+      )
       return false
     end
-    target = dir > 0 and hunks[1] or hunks[#hunks]
+    target = dir > 0 and changes[1] or changes[#changes]
   end
   vim.cmd("normal! m'")
   api.nvim_win_set_cursor(0, { target.start_line, 0 })
@@ -396,7 +401,7 @@ local function when(ts)
   return d and (d .. " " .. t) or tostring(ts or "")
 end
 
--- preview_lines is what the preview of hunk h shows; under: the hunk it lies
+-- preview_lines is what the preview of change h shows; under: the change it lies
 -- beneath, when h is one of its pending changes overwritten since (beneath).
 function M.preview_lines(h, under)
   local where
@@ -435,10 +440,10 @@ function M.preview_lines(h, under)
 end
 
 -- preview_text is what the preview of line shows: each pending change of the line
--- (hunks at it), each followed by the pending changes beneath it, newest first.
-local function preview_text(hunks, line)
+-- (changes at it), each followed by the pending changes beneath it, newest first.
+local function preview_text(changes, line)
   local parts = {}
-  for _, h in ipairs(hunks) do
+  for _, h in ipairs(changes) do
     table.insert(parts, M.preview_lines(h))
     local beneath = type(h.beneath) == "table" and h.beneath or {}
     for i = #beneath, 1, -1 do
@@ -478,12 +483,12 @@ function M.preview()
     api.nvim_win_close(state.preview_win, true)
   end
   local line = api.nvim_win_get_cursor(0)[1]
-  local hunks = at_line(line)
-  if #hunks == 0 then
+  local changes = at_line(line)
+  if #changes == 0 then
     notify("no pending edit on this line", vim.log.levels.WARN)
     return nil
   end
-  local lines = preview_text(hunks, line)
+  local lines = preview_text(changes, line)
   local width = 10
   for _, l in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(l))
@@ -505,7 +510,7 @@ function M.preview()
     border = "single",
   })
   state.preview_win = win
-  vim.b[buf].mcpdiff_preview = hunks[1].edit_id
+  vim.b[buf].mcpdiff_preview = changes[1].edit_id
   local group = api.nvim_create_augroup("mcpdiff_preview", { clear = true })
   api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufLeave", "InsertEnter" }, {
     group = group,
@@ -520,14 +525,14 @@ function M.preview()
   return win
 end
 
--- quickfix fills the quickfix list with one entry per pending hunk of the edit
+-- quickfix fills the quickfix list with one entry per pending change of the edit
 -- history of the working directory, and opens it.
 function M.quickfix()
-  ---@type {path: string, hunks: mcpdiff.PendingChange[]}[]?
+  ---@type {path: string, changes: mcpdiff.PendingChange[]}[]?
   local files = require("mcpdiff.bridge").request("mcpdiff_pending", vim.fn.getcwd())
   if type(files) ~= "table" then
     notify(
-      "the pending hunks come from the bridge, which is not running: :McpDiffStart",
+      "the pending changes come from the bridge, which is not running: :McpDiffStart",
       vim.log.levels.ERROR
     )
     return nil
@@ -535,11 +540,11 @@ function M.quickfix()
   local bufs = buffers_by_name()
   local items = {}
   for _, f in ipairs(files) do
-    local hunks, buf = f.hunks, bufs[f.path]
+    local changes, buf = f.changes, bufs[f.path]
     if buf and vim.bo[buf].modified then -- its lines as they are in the buffer
-      hunks = through_unsaved(buf, f.path, f.hunks)
+      changes = through_unsaved(buf, f.path, f.changes)
     end
-    for _, h in ipairs(hunks) do
+    for _, h in ipairs(changes) do
       table.insert(items, {
         filename = f.path,
         lnum = h.start_line,
@@ -566,7 +571,7 @@ function M.quickfix()
   return #items
 end
 
--- touched returns the hunks of buf touching lines l1..l2 (of the buffer as it is).
+-- touched returns the changes of buf touching lines l1..l2 (of the buffer as it is).
 function M.touched(buf, l1, l2)
   local out = {}
   for _, h in ipairs(M.current(buf)) do

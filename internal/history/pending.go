@@ -11,10 +11,10 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 )
 
-// Hunk is one pending change of an edit, where it is in the file now: the
+// PendingChange is one pending change of an edit, where it is in the file now: the
 // lines the block wrote that no later kept change replaced, followed through every
 // later step to the file as the decisions want it, which is what is on disk.
-type Hunk struct {
+type PendingChange struct {
 	EditID         string
 	ConversationID string
 	Title          string // the conversation's title, when known
@@ -31,19 +31,19 @@ type Hunk struct {
 	// Beneath are the pending blocks whose lines this one replaced or removed (and
 	// theirs, through any decided block between), oldest first: changes still
 	// pending under this one's lines, which show nowhere else. They lie where this
-	// hunk is: their Start, End and Removed are not set.
-	Beneath []Hunk
+	// change is: their Start, End and Removed are not set.
+	Beneath []PendingChange
 }
 
-// Hunk kinds.
+// PendingChange kinds.
 const (
 	KindAdd    = "add"
 	KindChange = "change"
 	KindDelete = "delete"
 )
 
-// Touches reports whether the hunk touches lines a..b (1-based, inclusive).
-func (h Hunk) Touches(a, b int) bool { return h.Start <= b && h.End >= a }
+// Touches reports whether the change touches lines a..b (1-based, inclusive).
+func (h PendingChange) Touches(a, b int) bool { return h.Start <= b && h.End >= a }
 
 // lineOrigin is the block of an entry that wrote a line.
 type lineOrigin struct {
@@ -114,15 +114,15 @@ func (o *origins) splice(at, del, ins int, from *lineOrigin) {
 	}
 }
 
-// Hunks returns the pending hunks of the file at path (absolute), in file order.
+// PendingChanges returns the pending changes of the file at path (absolute), in file order.
 // A file without history, or without pending edits, has none.
-func (s *Store) Hunks(path string) ([]Hunk, error) {
-	all, err := s.HunksOf([]string{path})
+func (s *Store) PendingChanges(path string) ([]PendingChange, error) {
+	all, err := s.PendingChangesOf([]string{path})
 	return all[path], err
 }
 
-// HunksOf returns the pending hunks of several files, reading the store once.
-func (s *Store) HunksOf(paths []string) (map[string][]Hunk, error) {
+// PendingChangesOf returns the pending changes of several files, reading the store once.
+func (s *Store) PendingChangesOf(paths []string) (map[string][]PendingChange, error) {
 	if empty, err := s.replayable(); err != nil || empty {
 		return nil, err // nothing is replayed from a foreign store
 	}
@@ -131,18 +131,18 @@ func (s *Store) HunksOf(paths []string) (map[string][]Hunk, error) {
 		return nil, err
 	}
 	_, owner := lineages(snap)
-	out := map[string][]Hunk{}
+	out := map[string][]PendingChange{}
 	for _, p := range paths {
-		hunks, err := s.hunksIn(snap, owner, p)
+		changes, err := s.pendingIn(snap, owner, p)
 		if err != nil {
 			return out, err
 		}
-		out[p] = hunks
+		out[p] = changes
 	}
 	return out, nil
 }
 
-func (s *Store) hunksIn(snap *snapshot, owner map[string]*lineage, path string) ([]Hunk, error) {
+func (s *Store) pendingIn(snap *snapshot, owner map[string]*lineage, path string) ([]PendingChange, error) {
 	l := owner[path]
 	if l == nil || !hasPending(l) {
 		return nil, nil
@@ -154,8 +154,8 @@ func (s *Store) hunksIn(snap *snapshot, owner map[string]*lineage, path string) 
 	if !p.S.exists || p.S.path != path {
 		return nil, nil
 	}
-	hunks := p.track.pending(len(p.S.lines))
-	// The hunks are in the file as the decisions want it (as recorded, once they are
+	changes := p.track.pending(len(p.S.lines))
+	// The changes are in the file as the decisions want it (as recorded, once they are
 	// carried out); if the file changed outside mcpdiff since, they are moved
 	// through that change.
 	rel, err := s.relPath(path)
@@ -170,9 +170,9 @@ func (s *Store) hunksIn(snap *snapshot, owner map[string]*lineage, path string) 
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if wanted := p.S.content(); string(disk) != string(wanted) {
-		hunks = mapHunks(hunks, udiff.Lines(p.S.lines, udiff.SplitLines(disk)))
+		changes = movePending(changes, udiff.Lines(p.S.lines, udiff.SplitLines(disk)))
 	}
-	return hunks, nil
+	return changes, nil
 }
 
 func hasPending(l *lineage) bool {
@@ -184,10 +184,10 @@ func hasPending(l *lineage) bool {
 	return false
 }
 
-// pending turns the tracked origins into hunks: runs of lines written by one pending
+// pending turns the tracked origins into pending changes: runs of lines written by one pending
 // block, and the places pending blocks removed lines.
-func (o *origins) pending(n int) []Hunk {
-	var out []Hunk
+func (o *origins) pending(n int) []PendingChange {
+	var out []PendingChange
 	for i := 0; i < n; {
 		from := o.lines[i]
 		j := i + 1
@@ -195,7 +195,7 @@ func (o *origins) pending(n int) []Hunk {
 			j++
 		}
 		if from != nil && from.pending() {
-			out = append(out, from.hunkWithBeneath(i+1, j))
+			out = append(out, from.changeWithBeneath(i+1, j))
 		}
 		i = j
 	}
@@ -203,18 +203,18 @@ func (o *origins) pending(n int) []Hunk {
 	for _, r := range o.removed {
 		if r.from.pending() && !seen[r] {
 			seen[r] = true
-			h := r.from.hunkWithBeneath(max(r.at, 1), max(r.at, 1))
+			h := r.from.changeWithBeneath(max(r.at, 1), max(r.at, 1))
 			h.Removed = r.at
 			out = append(out, h)
 		}
 	}
-	sortHunks(out)
+	sortPending(out)
 	return out
 }
 
 func (f *lineOrigin) pending() bool { return f.entry.verdict().block(f.block) == Pending }
 
-func (f *lineOrigin) hunk(start, end int) Hunk {
+func (f *lineOrigin) change(start, end int) PendingChange {
 	kind := KindChange
 	switch {
 	case len(f.b.Old) == 0:
@@ -223,13 +223,13 @@ func (f *lineOrigin) hunk(start, end int) Hunk {
 		kind = KindDelete
 	}
 	e := f.entry
-	return Hunk{EditID: e.EditID, ConversationID: e.ConversationID, Title: e.ConversationTitle, ToolName: e.ToolName,
+	return PendingChange{EditID: e.EditID, ConversationID: e.ConversationID, Title: e.ConversationTitle, ToolName: e.ToolName,
 		Timestamp: e.Timestamp, Block: f.block, Start: start, End: end, Kind: kind, Old: f.b.Old}
 }
 
-// hunkWithBeneath is f's hunk on lines start..end, with the pending blocks beneath it.
-func (f *lineOrigin) hunkWithBeneath(start, end int) Hunk {
-	h := f.hunk(start, end)
+// changeWithBeneath is f's pending change on lines start..end, with the pending blocks beneath it.
+func (f *lineOrigin) changeWithBeneath(start, end int) PendingChange {
+	h := f.change(start, end)
 	seen := map[*lineOrigin]bool{f: true}
 	var beneath []*lineOrigin
 	var walk func(o *lineOrigin)
@@ -253,12 +253,12 @@ func (f *lineOrigin) hunkWithBeneath(start, end int) Hunk {
 		return a.block < b.block
 	})
 	for _, o := range beneath {
-		h.Beneath = append(h.Beneath, o.hunk(0, 0))
+		h.Beneath = append(h.Beneath, o.change(0, 0))
 	}
 	return h
 }
 
-func sortHunks(hs []Hunk) {
+func sortPending(hs []PendingChange) {
 	sort.SliceStable(hs, func(i, j int) bool {
 		if hs[i].Start != hs[j].Start {
 			return hs[i].Start < hs[j].Start
@@ -267,11 +267,11 @@ func sortHunks(hs []Hunk) {
 	})
 }
 
-// mapHunks moves hunks of the recorded content through the edits that turn it into
-// what is on disk. A hunk whose lines were changed there grows to cover the change.
-func mapHunks(hunks []Hunk, edits []udiff.Edit) []Hunk {
+// movePending moves pending changes of the recorded content through the edits that turn it into
+// what is on disk. A change whose lines were changed there grows to cover the change.
+func movePending(changes []PendingChange, edits []udiff.Edit) []PendingChange {
 	// mapPos maps a boundary between lines (0..n) of the old content; an insertion
-	// right at a hunk's boundary stays outside the hunk.
+	// right at a change's boundary stays outside it.
 	mapPos := func(pos int, isEnd bool) int {
 		delta := 0
 		for _, e := range edits {
@@ -284,7 +284,7 @@ func mapHunks(hunks []Hunk, edits []udiff.Edit) []Hunk {
 			case e.OldEnd <= pos:
 				delta = e.NewEnd - e.OldEnd
 				continue
-			case e.OldStart < pos: // inside a change: the hunk takes all of it
+			case e.OldStart < pos: // inside an edit on disk: the change takes all of it
 				if isEnd {
 					return e.NewEnd
 				}
@@ -294,8 +294,8 @@ func mapHunks(hunks []Hunk, edits []udiff.Edit) []Hunk {
 		}
 		return pos + delta
 	}
-	out := hunks[:0]
-	for _, h := range hunks {
+	out := changes[:0]
+	for _, h := range changes {
 		if h.Kind == KindDelete {
 			at := mapPos(h.Removed, false)
 			h.Removed, h.Start, h.End = at, max(at, 1), max(at, 1)
@@ -308,22 +308,22 @@ func mapHunks(hunks []Hunk, edits []udiff.Edit) []Hunk {
 		}
 		out = append(out, h)
 	}
-	sortHunks(out)
+	sortPending(out)
 	return out
 }
 
-// HunksTouching returns the pending hunks of path that touch any of the line ranges.
-func (s *Store) HunksTouching(path string, ranges []LineRange) ([]Hunk, error) {
-	hunks, err := s.Hunks(path)
+// PendingChangesTouching returns the pending changes of path that touch any of the line ranges.
+func (s *Store) PendingChangesTouching(path string, ranges []LineRange) ([]PendingChange, error) {
+	changes, err := s.PendingChanges(path)
 	if err != nil {
 		return nil, err
 	}
-	return touching(hunks, ranges), nil
+	return touching(changes, ranges), nil
 }
 
-func touching(hunks []Hunk, ranges []LineRange) []Hunk {
-	var out []Hunk
-	for _, h := range hunks {
+func touching(changes []PendingChange, ranges []LineRange) []PendingChange {
+	var out []PendingChange
+	for _, h := range changes {
 		for _, r := range ranges {
 			if h.Touches(r.Start, r.End) {
 				out = append(out, h)
@@ -368,9 +368,9 @@ func ParseLineRanges(s string) ([]LineRange, error) {
 	return out, nil
 }
 
-// PendingHunks returns the pending hunks of every file that has pending edits, by
+// AllPendingChanges returns the pending changes of every file that has pending edits, by
 // path, reading the store once.
-func (s *Store) PendingHunks() (map[string][]Hunk, error) {
+func (s *Store) AllPendingChanges() (map[string][]PendingChange, error) {
 	if empty, err := s.replayable(); err != nil || empty {
 		return nil, err // nothing is replayed from a foreign store
 	}
@@ -378,7 +378,7 @@ func (s *Store) PendingHunks() (map[string][]Hunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]Hunk{}
+	out := map[string][]PendingChange{}
 	seen := map[string]bool{}
 	_, owner := lineages(snap)
 	for _, e := range snap.entries {
@@ -386,12 +386,12 @@ func (s *Store) PendingHunks() (map[string][]Hunk, error) {
 			continue
 		}
 		seen[e.FilePath] = true
-		hunks, err := s.hunksIn(snap, owner, e.FilePath)
+		changes, err := s.pendingIn(snap, owner, e.FilePath)
 		if err != nil {
 			return nil, err
 		}
-		if len(hunks) > 0 {
-			out[e.FilePath] = hunks
+		if len(changes) > 0 {
+			out[e.FilePath] = changes
 		}
 	}
 	return out, nil
