@@ -113,6 +113,9 @@ func toNode(v any, keys ...string) *node {
 
 // get returns the value of key in an object node, or nil.
 func (n *node) get(key string) *node {
+	if n == nil {
+		return nil
+	}
 	for _, m := range n.object {
 		if m.key == key {
 			return m.val

@@ -227,12 +227,22 @@ type Report struct {
 	Active   bool          `json:"active"`
 	Disabled string        `json:"disabledBy,omitempty"` // a file that sets disableAllHooks
 	Scopes   []ScopeStatus `json:"scopes"`
+	// PermissionMode is Claude Code's default permission mode as these files set it
+	// (permissions.defaultMode; the later scopes win), and PermissionModeFrom the
+	// file that sets it: "" when none does, and the mode is Claude Code's own
+	// default, auto (since 2.1.330). In `default` it sends each edit to Neovim as a
+	// diff; in the others it writes them itself, and only the hooks record them.
+	PermissionMode     string `json:"permissionMode"`
+	PermissionModeFrom string `json:"permissionModeFrom,omitempty"`
 }
+
+// claudeDefaultMode is Claude Code's permission mode when no settings file sets one.
+const claudeDefaultMode = "auto"
 
 // Status reads the settings file of each scope (paths: scope → file; confine: the
 // project, which the project scopes' files must stay in).
 func Status(paths map[string]string, confine string) Report {
-	var r Report
+	r := Report{PermissionMode: claudeDefaultMode}
 	for _, scope := range Scopes {
 		st := ScopeStatus{Scope: scope, Path: paths[scope]}
 		limit := confine
@@ -261,6 +271,9 @@ func Status(paths map[string]string, confine string) Report {
 		}
 		if off := f.root.get("disableAllHooks"); off != nil && string(off.scalar) == "true" {
 			r.Disabled = st.Path
+		}
+		if mode := f.root.get("permissions").get("defaultMode").str(); mode != "" {
+			r.PermissionMode, r.PermissionModeFrom = mode, st.Path
 		}
 		r.Active = r.Active || st.Installed
 		r.Scopes = append(r.Scopes, st)
