@@ -123,7 +123,7 @@ func indexOf(keys []string, key string) int {
 // starting the next reader wakes a second thread, a tenth of a small read's round
 // trip. Before any other call, or when more input has already arrived, another
 // goroutine is started first to read on, so calls sent together run side by side
-// (edits of one file then batch, queue.go) and a slow call holds up no other.
+// (edits of one file then batch: enqueue, files.go) and a slow call holds up no other.
 // Should a message handled first wait on the client (roots/list), it hands the
 // reading over first (handOff).
 type stdioConn struct {
