@@ -161,18 +161,7 @@ func (b *bridge) handlers() map[string]any {
 		"mcpdiff_pending": b.review.pending,
 		"mcpdiff_review":  b.review.list,
 		"mcpdiff_saved":   b.review.saved,
-		"mcpdiff_claimed": b.claimed,
 	}
-}
-
-// claimed answers the question of an agent's hook (neovims.Claimed), relayed by the
-// plugin: an rpcrequest, so Neovim waits, and the IDE server bounds its wait.
-func (b *bridge) claimed(writes []neovims.Written) ([]bool, error) {
-	s := b.ideServer()
-	if s == nil {
-		return make([]bool, len(writes)), nil
-	}
-	return s.ClaimWrites(writes), nil
 }
 
 func (b *bridge) registerHandlers() error {

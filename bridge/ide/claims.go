@@ -1,6 +1,9 @@
 package ide
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -12,9 +15,10 @@ import (
 
 // Who records a diff the user accepted: the server that accepted it. Claude Code
 // writes the file itself, and then its PostToolUse hook would record the same write;
-// before it does, the hook asks the Neovims that could have accepted it
-// (neovims.Claimed, through Neovim's plugin, to `mcpdiff nvim`, to ClaimWrites here)
-// and records only what none claims.
+// before it does, the hook asks the servers of the Neovims that could have accepted
+// it (neovims.Claimed: a POST to neovims.ClaimsPath on this server's port, with the
+// lock file's token; serveClaims) and records only what none claims. The question
+// comes here directly, not through Neovim, which may be busy.
 // A write is claimed when this server recorded it lately and the file has not been
 // written since, or when a write watch waits for exactly that text and records it
 // within claimWait.
@@ -101,6 +105,30 @@ func (c *claims) take(path, hash string, now time.Time) bool {
 	}
 	return false
 }
+
+// serveClaims answers neovims.Claimed: a POST of the writes as JSON, with the lock
+// file's token and from no browser (as a WebSocket handshake must be), answered with
+// one boolean per write.
+func (s *Server) serveClaims(w http.ResponseWriter, r *http.Request) {
+	if status, reason := s.checkAuth(r); status != 0 {
+		http.Error(w, reason, status)
+		return
+	}
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST the writes", http.StatusMethodNotAllowed)
+		return
+	}
+	var writes []neovims.Written
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxClaimsBody)).Decode(&writes); err != nil {
+		http.Error(w, "the body is not a JSON list of writes: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(s.ClaimWrites(writes))
+}
+
+// maxClaimsBody bounds a claims question: a hook asks about the files of one call.
+const maxClaimsBody = 1 << 20
 
 // ClaimWrites answers a hook's question: which of these writes did this server
 // accept and record (so the hook must not record them again)? It waits, at most

@@ -12,10 +12,10 @@ import (
 // Who records a write of a diff the user accepted in Neovim (Claude Code's openDiff,
 // which Claude Code then writes itself): the bridge that accepted it, as accepted,
 // with the bytes written. The hook defers to it: before recording, it asks the
-// Neovims that could have accepted the write (those the unsaved-buffer guard asks)
-// which of the call's written files their bridge recorded (neovims.Claimed), and
-// leaves those out. Anything else (no such Neovim, a write the bridge did not
-// accept) the hook records. A Neovim that does not answer in time claims nothing:
+// bridges of the Neovims that could have accepted the write (those the
+// unsaved-buffer guard asks) which of the call's written files they recorded
+// (neovims.Claimed), and leaves those out. Anything else (no such Neovim, a write the bridge did not
+// accept) the hook records. A bridge that does not answer in time claims nothing:
 // the hook records the write, with a note that it may then be in the history
 // twice. Only Claude Code sends openDiff to mcpdiff's IDE server.
 
@@ -39,16 +39,14 @@ func leaveToBridge(ctx context.Context, byStore map[string]*commits, o Options) 
 	if len(asked) == 0 {
 		return nil
 	}
-	addrs := neovims.Find(paths, o.Nvim, o.LockDirs)
-	if len(addrs) == 0 {
-		return nil // nobody to ask: no cost for users without an mcpdiff Neovim
-	}
 	writes := make([]neovims.Written, len(asked))
 	for n, c := range asked {
 		ch := c.in.main[c.i]
 		writes[n] = neovims.Written{Path: ch.Path, Hash: edit.FileHash(ch.After)}
 	}
-	claimed, silent := neovims.Claimed(ctx, addrs, writes)
+	// Nobody to ask (no lock file of a Neovim that may hold them): nothing is
+	// dialled, no cost for users without an mcpdiff Neovim.
+	claimed, silent := neovims.Claimed(ctx, writes, o.Nvim, o.LockDirs)
 	// Backwards: a commit's later changes go first, so the indexes still hold.
 	for n := len(asked) - 1; n >= 0; n-- {
 		if c := asked[n]; claimed[n] {

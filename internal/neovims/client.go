@@ -198,19 +198,3 @@ func (b *Client) gone(err error) bool {
 	}
 	return true
 }
-
-// claimed is this Neovim's answer to Claimed; nil when it has none (no plugin, no
-// bridge).
-func (b *Client) claimed(writes []Written) ([]bool, error) {
-	if b.dropped.Load() {
-		return nil, nil
-	}
-	ctx, cancel := b.context()
-	defer cancel()
-	var answer []bool
-	err := CallLua(ctx, b.v, "ask which writes the bridge recorded", "bridge.claimed", &answer, writes)
-	if err != nil && b.gone(err) {
-		return nil, nil
-	}
-	return answer, err
-}

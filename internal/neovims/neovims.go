@@ -5,15 +5,20 @@
 // It finds them (Find: the Neovim whose terminal runs the writer, $NVIM, and those
 // whose IDE lock files name a workspace that holds the files), asks them (Check:
 // unsaved buffers; Reload: their buffers of files written; Claimed: which writes
-// their bridge recorded as an accepted proposal), and holds the one rule for a
-// Neovim that does not answer within Wait (see Check). Client is the connection to
-// one of them; rpc.go the calls into a Neovim's Lua that every Go caller makes.
+// their bridge, `mcpdiff nvim`, recorded as an accepted proposal), and holds the one
+// rule for a Neovim that does not answer within Wait (see Check). Client is the
+// connection to one of them; rpc.go the calls into a Neovim's Lua that every Go
+// caller makes.
 package neovims
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -42,6 +47,16 @@ func Find(paths []string, own string, lockDirs []string) []string {
 		}
 	}
 	add(own)
+	for _, lf := range lockFiles(paths, own, lockDirs) {
+		add(lf.NvimServer)
+	}
+	return addrs
+}
+
+// lockFiles are the lock files of the live Neovims running mcpdiff that may hold
+// paths (see Find): own's, and those whose workspace holds one of them.
+func lockFiles(paths []string, own string, lockDirs []string) []idelock.File {
+	var out []idelock.File
 	var real, workspaces []string
 	for _, lf := range idelock.Read(lockDirs) {
 		if lf.NvimServer == "" || !idelock.Alive(lf.PID) {
@@ -56,11 +71,11 @@ func Find(paths []string, own string, lockDirs []string) []string {
 				}
 			}
 		}
-		if holdsAny(lf.WorkspaceFolders, real, workspaces) {
-			add(lf.NvimServer)
+		if lf.NvimServer == own || holdsAny(lf.WorkspaceFolders, real, workspaces) {
+			out = append(out, lf)
 		}
 	}
-	return addrs
+	return out
 }
 
 // holdsAny says whether one of folders holds one of paths or lies in one of
@@ -202,40 +217,76 @@ func Reload(addrs, paths []string) {
 // Written is a file as a hook saw it just after a write: the question Claimed asks
 // of a Neovim's bridge (ide.Server.ClaimWrites answers it).
 type Written struct {
-	Path string `msgpack:"path"` // absolute
-	Hash string `msgpack:"hash"` // lowercase hex SHA-256 of the bytes the file holds
+	Path string `json:"path"` // absolute
+	Hash string `json:"hash"` // lowercase hex SHA-256 of the bytes the file holds
 }
 
-// Claimed asks the Neovims at addrs, all at once, which of writes their bridge
-// accepted as a proposal and recorded, each within Wait (less when ctx ends first).
-// A write is claimed when one of them says so; one that does not answer, or runs
-// no bridge, claims nothing (silent holds those that did not answer in time, for a
-// note: the write may then be in the history twice).
-func Claimed(ctx context.Context, addrs []string, writes []Written) (claimed []bool, silent []error) {
+// ClaimsPath is where a Neovim's bridge answers Claimed: on its IDE server's port,
+// with the lock file's token, as the IDE protocol's handshake is authenticated.
+const ClaimsPath = "/mcpdiff/claims"
+
+// Claimed asks the bridges of the Neovims that may hold the written files (own's
+// and those found through their lock files in lockDirs, as Find finds them), all at
+// once, which of writes they accepted as a proposal and recorded, each within Wait
+// (less when ctx ends first). The question goes to the bridge's IDE server, not
+// through Neovim, which may be busy. A write is claimed when one of them says so;
+// one that does not answer claims nothing (silent holds those, for a note: the
+// write may then be in the history twice).
+func Claimed(ctx context.Context, writes []Written, own string, lockDirs []string) (claimed []bool, silent []error) {
 	claimed = make([]bool, len(writes))
-	answers := make([][]bool, len(addrs))
-	errs := each(ctx, addrs, func(i int, c *Client) (err error) {
-		answers[i], err = c.claimed(writes)
-		return err
-	})
+	paths := make([]string, len(writes))
+	for i, w := range writes {
+		paths[i] = w.Path
+	}
+	found := lockFiles(paths, own, lockDirs)
+	if len(found) == 0 {
+		return claimed, nil
+	}
+	body, _ := json.Marshal(writes)
+	ctx, cancel := context.WithTimeout(ctx, Wait)
+	defer cancel()
+	answers := make([][]bool, len(found))
+	errs := make([]error, len(found))
+	var wg sync.WaitGroup
+	for i, lf := range found {
+		wg.Go(func() { answers[i], errs[i] = askClaims(ctx, lf, body) })
+	}
+	wg.Wait()
 	for i, a := range answers {
 		for j := range min(len(a), len(writes)) {
 			claimed[j] = claimed[j] || a[j]
 		}
-		if isDeadline(errs[i]) { // any other failure: a Neovim without the plugin, or its bridge
-			silent = append(silent, fmt.Errorf("the Neovim at %s did not answer whether its bridge recorded %s as an accepted proposal: %w",
-				addrs[i], writtenPaths(writes), errs[i]))
+		if errs[i] != nil {
+			silent = append(silent, fmt.Errorf("the bridge of the Neovim at %s did not answer whether it recorded %s as an accepted proposal: %w",
+				found[i].NvimServer, strings.Join(paths, ", "), errs[i]))
 		}
 	}
 	return claimed, silent
 }
 
-func writtenPaths(writes []Written) string {
-	paths := make([]string, len(writes))
-	for i, w := range writes {
-		paths[i] = w.Path
+// askClaims asks the bridge of one lock file. A bridge that has stopped (nothing
+// listens on its port) claims nothing, and is not silent.
+func askClaims(ctx context.Context, lf idelock.File, body []byte) ([]bool, error) {
+	port := strings.TrimSuffix(filepath.Base(lf.Path), ".lock")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:"+port+ClaimsPath, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil
 	}
-	return strings.Join(paths, ", ")
+	req.Header.Set("X-Claude-Code-Ide-Authorization", lf.AuthToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil // not listening: the bridge is gone
+	}
+	defer resp.Body.Close()
+	var answer []bool
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer) != nil {
+		return nil, nil // an older bridge, or another IDE's server: no claim
+	}
+	return answer, nil
 }
 
 // each connects to every Neovim at addrs at once and runs fn with each connection,

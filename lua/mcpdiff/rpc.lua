@@ -1,5 +1,4 @@
--- The Lua functions the Go side (`mcpdiff nvim`; an agent's hook for bridge.claimed)
--- calls, the one list of them. Go calls them by name only through CallLua in
+-- The Lua functions the Go side (`mcpdiff nvim`) calls, the one list of them. Go calls them by name only through CallLua in
 -- internal/neovims/rpc.go:
 -- require("mcpdiff.rpc").call(name, ...); TestGoCallsOnlyTheseLuaFunctions checks
 -- that the names Go uses and the names listed here are the same set. Each entry
@@ -25,14 +24,6 @@ M.functions = {
   ---@param n integer
   ["bridge._clients"] = function(n)
     require("mcpdiff.bridge")._clients(n)
-  end,
-
-  -- Claude Code's PostToolUse hook (`mcpdiff hook`, connected to this Neovim:
-  -- neovims.Claimed) asks which of its writes the bridge accepted and recorded.
-  ---@param writes mcpdiff.Written[]
-  ---@return boolean[]?
-  ["bridge.claimed"] = function(writes)
-    return require("mcpdiff.bridge").claimed(writes)
   end,
 
   -- The client wrote an accepted proposal: reload the file's buffers (the reload
