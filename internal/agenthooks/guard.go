@@ -26,9 +26,9 @@ func guard(ctx context.Context, paths []string, o Options, a *Agent) (r Result, 
 		return deny(fmt.Sprintf("%s has unsaved changes in Neovim, so it was not written. "+
 			"Ask the user to save (:w) or discard (:e!) them in Neovim, then try again.", checked.Unsaved[0])), true
 	}
-	if err := checked.Refusal(asking); err != nil {
+	if checked.Refusal != nil {
 		return deny(fmt.Sprintf("%s was not written: %v. Neovim may hold unsaved changes of it; "+
-			"ask the user to answer Neovim, then try again.", strings.Join(paths, ", "), err)), true
+			"ask the user to answer Neovim, then try again.", strings.Join(paths, ", "), checked.Refusal)), true
 	}
 	return Result{}, false
 }

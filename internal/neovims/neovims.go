@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -114,17 +115,11 @@ type Checked struct {
 	Unsaved  []string // those of the files some Neovim holds with unsaved changes
 	Answered []string // the Neovims that answered (they reload the files once written)
 	// Silent are the Neovims that did not answer (in time, or at all while
-	// connected), each saying so. ForAgent: they refuse the write (Refusal);
-	// otherwise the caller shows them as notes and goes on.
+	// connected), each saying so: for the user's decision, notes to show.
 	Silent []error
-}
-
-// Refusal is the first silent Neovim's error when the write is an agent's, else nil.
-func (c Checked) Refusal(a Asking) error {
-	if a.ForAgent && len(c.Silent) > 0 {
-		return c.Silent[0]
-	}
-	return nil
+	// Refusal, for an agent's write (ForAgent), is the first silent Neovim's error:
+	// the write must not happen.
+	Refusal error
 }
 
 // Check asks every Neovim that may hold paths (Find), all at once, which of them
@@ -167,10 +162,13 @@ func Check(ctx context.Context, paths []string, a Asking) Checked {
 			out.Silent = append(out.Silent, silence(addr, paths, errs[i]))
 		}
 		for _, f := range given(answers[i], real, paths) {
-			if !contains(out.Unsaved, f) {
+			if !slices.Contains(out.Unsaved, f) {
 				out.Unsaved = append(out.Unsaved, f)
 			}
 		}
+	}
+	if a.ForAgent && len(out.Silent) > 0 {
+		out.Refusal = out.Silent[0]
 	}
 	return out
 }
@@ -196,15 +194,6 @@ func given(files, real, paths []string) []string {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Reload has the Neovims at addrs re-read their unmodified buffers of paths, all
@@ -331,10 +320,9 @@ type LockFiles struct{ Dirs []string }
 
 // Modified reports whether a Neovim holds path with unsaved changes.
 func (l LockFiles) Modified(path string) (bool, error) {
-	asking := Asking{LockDirs: l.Dirs, ForAgent: true}
-	checked := Check(context.Background(), []string{path}, asking)
-	if err := checked.Refusal(asking); err != nil {
-		return false, err
+	checked := Check(context.Background(), []string{path}, Asking{LockDirs: l.Dirs, ForAgent: true})
+	if checked.Refusal != nil {
+		return false, checked.Refusal
 	}
 	return len(checked.Unsaved) > 0, nil
 }
