@@ -27,12 +27,10 @@ func leaveToBridge(ctx context.Context, byStore map[string]*commits, o Options) 
 		i  int
 	}
 	var asked []change
-	var paths []string
 	for _, g := range byStore {
 		for i, ch := range g.main {
 			if ch.Op == history.Edit || ch.Op == history.Create || ch.Op == history.Replace {
 				asked = append(asked, change{g, i})
-				paths = append(paths, ch.Path)
 			}
 		}
 	}

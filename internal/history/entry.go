@@ -125,9 +125,6 @@ func (e *Entry) from() string {
 	return e.FilePath
 }
 
-// kept reports whether the entry's change stays in the files.
-func (e *Entry) kept() bool { return e.Status != Rejected }
-
 // Marker is one line of rebuilds.log: what an accept or reject wrote to a file. The
 // replay needs it because edits recorded afterwards were made on top of the rebuilt
 // content, not on top of the edits before them.
