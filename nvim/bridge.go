@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 )
 
 // Environment variables the plugin sets when it restarts a bridge that died, so that
@@ -49,7 +50,7 @@ type bridge struct {
 	opts   BridgeOptions
 	logf   func(format string, args ...any)
 
-	review *reviewer // pending hunks and reloads, following the stores
+	review *reviewer // pending changes and reloads, following the stores
 
 	mu       sync.Mutex
 	server   *ide.Server  // nil until attached
@@ -156,11 +157,10 @@ func (b *bridge) handlers() map[string]any {
 		"mcpdiff_cwd":     func(cwd string) { b.setCwd(cwd) },
 		"mcpdiff_status":  b.status,
 		"mcpdiff_buffers": b.review.setBuffers,
-		"mcpdiff_hunks":   b.review.hunks,
+		"mcpdiff_changes": b.review.changes,
 		"mcpdiff_pending": b.review.pending,
 		"mcpdiff_review":  b.review.list,
 		"mcpdiff_saved":   b.review.saved,
-		"mcpdiff_claimed": b.claimed,
 	}
 }
 
@@ -247,7 +247,7 @@ func (b *bridge) attach(ctx context.Context) error {
 	defer cancel()
 	if b.ideServer() == nil {
 		var info neovimInfo
-		err := callLua(callCtx, b.v, "read Neovim's pid and cwd", "bridge.neovim_info", &info)
+		err := neovims.CallLua(callCtx, b.v, "read Neovim's pid and cwd", "bridge.neovim_info", &info)
 		if err == nil {
 			err = b.startServer(info)
 		}
@@ -265,7 +265,7 @@ func (b *bridge) attach(ctx context.Context) error {
 		"version": b.opts.Version,
 		"pid":     pid,
 	}
-	return callLua(callCtx, b.v, "report the bridge", "bridge._attached", nil, report)
+	return neovims.CallLua(callCtx, b.v, "report the bridge", "bridge._attached", nil, report)
 }
 
 // startServer starts the IDE server of the Neovim info describes: its lock file is
@@ -350,7 +350,7 @@ func (b *bridge) status() (map[string]any, error) {
 func (b *bridge) reportClients(n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := callLua(ctx, b.v, "report clients", "bridge._clients", nil, n); err != nil {
+	if err := neovims.CallLua(ctx, b.v, "report clients", "bridge._clients", nil, n); err != nil {
 		b.logf("tell Neovim the number of clients: %v", err)
 	}
 }

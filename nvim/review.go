@@ -13,12 +13,13 @@ import (
 	nvimrpc "github.com/neovim/go-client/nvim"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 	"github.com/mcpdiff/mcpdiff/internal/storewatch"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// reviewer keeps Neovim's view of the edit history current: the pending hunks of
+// reviewer keeps Neovim's view of the edit history current: the pending changes of
 // the files it has open (signs, hunks(), navigation) and the buffers of files that
 // a recorded change rewrote. It watches the stores of those files (and of
 // Neovim's cwd, for the review list) from Go, so Neovim runs no timer: whoever
@@ -33,7 +34,7 @@ type reviewer struct {
 	cwd      string
 	files    map[string]*openFile        // by the buffer's name
 	stores   map[string]*history.Store   // by workspace folder
-	dirty    map[string]bool             // buffer names whose hunks Neovim needs
+	dirty    map[string]bool             // buffer names whose pending changes Neovim needs
 	changed  map[string]bool             // workspaces whose store changed
 	lists    map[string]*reviewlist.List // review lists by cwd, while their store is unchanged
 	watchKey string                      // what the watcher was last told to watch
@@ -77,7 +78,7 @@ func (r *reviewer) close() {
 }
 
 // setBuffers is the mcpdiff_buffers notification: Neovim's cwd, the names of its
-// loaded file buffers, and those just read or written (their hunks are news).
+// loaded file buffers, and those just read or written (their pending changes are news).
 func (r *reviewer) setBuffers(cwd string, names, fresh []string) {
 	r.mu.Lock()
 	r.cwd = cwd
@@ -133,7 +134,7 @@ func (r *reviewer) run() {
 	}
 }
 
-// update sends Neovim the hunks of the files that need them after a store changed
+// update sends Neovim the pending changes of the files that need them after a store changed
 // or buffers were opened, and the files of changed stores: Lua reloads those whose
 // file is not the one their buffer read (it keeps the stamp of what it read).
 func (r *reviewer) update() {
@@ -166,22 +167,22 @@ func (r *reviewer) update() {
 		}
 	}
 	type fileUpdate struct {
-		Name  string           `msgpack:"name"`
-		Hunks []map[string]any `msgpack:"hunks"`
+		Name    string           `msgpack:"name"`
+		Changes []map[string]any `msgpack:"changes"`
 	}
-	// The files whose hunks Neovim needs, by store: each store is read once.
+	// The files whose pending changes Neovim needs, by store: each store is read once.
 	wanted := map[string][]string{} // workspace → real paths
 	for n, f := range files {
 		if (dirty[n] || changed[f.workspace]) && f.workspace != "" {
 			wanted[f.workspace] = append(wanted[f.workspace], f.real)
 		}
 	}
-	found := map[string][]history.Hunk{}
+	found := map[string][]history.PendingChange{}
 	for ws, paths := range wanted {
 		if s := r.storeOf(ws); s != nil {
-			hs, err := s.HunksOf(paths)
+			hs, err := s.PendingChangesOf(paths)
 			if err != nil {
-				r.logf("pending hunks in %s: %v", ws, err)
+				r.logf("pending changes in %s: %v", ws, err)
 			}
 			for p, h := range hs {
 				found[p] = h
@@ -194,7 +195,7 @@ func (r *reviewer) update() {
 		if !dirty[n] && !changed[f.workspace] {
 			continue
 		}
-		updates = append(updates, fileUpdate{Name: n, Hunks: luaHunks(found[f.real])})
+		updates = append(updates, fileUpdate{Name: n, Changes: luaPending(found[f.real])})
 		if changed[f.workspace] {
 			reload = append(reload, n)
 		}
@@ -212,7 +213,7 @@ func (r *reviewer) update() {
 	ctx, cancel := context.WithTimeout(r.life, 10*time.Second)
 	defer cancel()
 	payload := map[string]any{"files": updates, "reload": reload, "workspaces": workspaces}
-	if err := callLua(ctx, r.v, "show pending hunks", "hunks._update", nil, payload); err != nil {
+	if err := neovims.CallLua(ctx, r.v, "show pending changes", "changes._update", nil, payload); err != nil {
 		r.logf("%v", err)
 	}
 }
@@ -294,35 +295,35 @@ func (r *reviewer) storeOf(ws string) *history.Store {
 	return s
 }
 
-// hunks answers the mcpdiff_hunks request: the pending hunks of one file. It reads
-// the store and never calls back into Neovim.
-func (r *reviewer) hunks(name string) ([]map[string]any, error) {
+// changes answers the mcpdiff_changes request: the pending changes of one file. It
+// reads the store and never calls back into Neovim.
+func (r *reviewer) changes(name string) ([]map[string]any, error) {
 	real := realPath(name)
 	s := r.storeOf(r.findWorkspace(filepath.Dir(real)))
 	if s == nil {
 		return []map[string]any{}, nil
 	}
-	hs, err := s.Hunks(real)
+	hs, err := s.PendingChanges(real)
 	if err != nil {
 		return nil, err
 	}
-	return luaHunks(hs), nil
+	return luaPending(hs), nil
 }
 
-// pending answers the mcpdiff_pending request: every pending hunk of the store that
-// records files under dir (the quickfix list), by file.
+// pending answers the mcpdiff_pending request: every pending change of the store
+// that records files under dir (the quickfix list), by file.
 func (r *reviewer) pending(dir string) ([]map[string]any, error) {
 	s := r.storeOf(r.findWorkspace(dir))
 	out := []map[string]any{}
 	if s == nil {
 		return out, nil
 	}
-	all, err := s.PendingHunks()
+	all, err := s.AllPendingChanges()
 	if err != nil {
 		return nil, err
 	}
 	for path, hs := range all {
-		out = append(out, map[string]any{"path": path, "hunks": luaHunks(hs)})
+		out = append(out, map[string]any{"path": path, "changes": luaPending(hs)})
 	}
 	return out, nil
 }
@@ -382,8 +383,8 @@ func (r *reviewer) saved(path string, size, sec, nsec int64) {
 	}()
 }
 
-// luaHunks is what hunks() returns in Lua.
-func luaHunks(hs []history.Hunk) []map[string]any {
+// luaPending is what hunks() returns in Lua: mcpdiff.PendingChange.
+func luaPending(hs []history.PendingChange) []map[string]any {
 	out := make([]map[string]any, 0, len(hs))
 	for _, h := range hs {
 		m := luaChange(h)
@@ -403,8 +404,9 @@ func luaHunks(hs []history.Hunk) []map[string]any {
 	return out
 }
 
-// luaChange is what Lua gets of a hunk wherever it lies: its edit and what it did.
-func luaChange(h history.Hunk) map[string]any {
+// luaChange is what Lua gets of a pending change wherever it lies (mcpdiff.EditChange):
+// its edit and what it did.
+func luaChange(h history.PendingChange) map[string]any {
 	old := make([]string, len(h.Old))
 	for i, l := range h.Old {
 		old[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")

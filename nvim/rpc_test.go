@@ -20,7 +20,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 )
 
-// The Lua functions Go calls (callLua's names) are the ones lua/mcpdiff/rpc.lua
+// The Lua functions Go calls (CallLua's names) are the ones lua/mcpdiff/rpc.lua
 // lists, both ways, each listed once and defined where its entry sends it; and no
 // other Go code requires a plugin module.
 func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
@@ -67,7 +67,7 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 		if d.IsDir() && (d.Name() == "tests" || d.Name() == "testenv" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("..", "nvim", "rpc.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("..", "internal", "neovims", "rpc.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -76,7 +76,7 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 		}
 		for _, s := range stringLiterals(t, path, src) {
 			if strings.Contains(s, `require("mcpdiff.`) || strings.Contains(s, `package.loaded["mcpdiff.`) {
-				t.Errorf("%s runs the plugin's Lua without callLua: %q", path, s)
+				t.Errorf("%s runs the plugin's Lua without CallLua: %q", path, s)
 			}
 		}
 		return nil
@@ -86,14 +86,16 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 	}
 }
 
-// luaNamesGoCalls is every name the package's Go code passes to callLua, each a
-// string literal.
+// luaNamesGoCalls is every name Go code (this package's and internal/neovims')
+// passes to CallLua, each a string literal.
 func luaNamesGoCalls(t *testing.T) map[string]bool {
 	t.Helper()
 	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	others, err2 := filepath.Glob("../internal/neovims/*.go")
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
 	}
+	files = append(files, others...)
 	called := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, path := range files {
@@ -109,7 +111,11 @@ func luaNamesGoCalls(t *testing.T) map[string]bool {
 			if !ok {
 				return true
 			}
-			if id, ok := c.Fun.(*ast.Ident); !ok || id.Name != "callLua" || len(c.Args) < 4 {
+			fun := c.Fun
+			if sel, ok := fun.(*ast.SelectorExpr); ok {
+				fun = sel.Sel
+			}
+			if id, ok := fun.(*ast.Ident); !ok || id.Name != "CallLua" || len(c.Args) < 4 {
 				return true
 			}
 			lit, ok := c.Args[3].(*ast.BasicLit)
@@ -118,7 +124,7 @@ func luaNamesGoCalls(t *testing.T) map[string]bool {
 				name, err = strconv.Unquote(lit.Value)
 			}
 			if !ok || lit.Kind != token.STRING || err != nil {
-				t.Errorf("%s: callLua's name is not a string literal", fset.Position(c.Pos()))
+				t.Errorf("%s: CallLua's name is not a string literal", fset.Position(c.Pos()))
 				return true
 			}
 			called[name] = true
@@ -126,7 +132,7 @@ func luaNamesGoCalls(t *testing.T) map[string]bool {
 		})
 	}
 	if len(called) == 0 {
-		t.Fatal("found no call of callLua")
+		t.Fatal("found no call of CallLua")
 	}
 	return called
 }
@@ -165,16 +171,16 @@ func stringLiterals(t *testing.T, path string, src []byte) []string {
 // The LuaCATS classes of what Go sends name the fields Go sends, no more, no fewer.
 func TestLuaTypesNameWhatGoSends(t *testing.T) {
 	classes := luaClasses(t)
-	deletion := history.Hunk{Kind: history.KindDelete, Beneath: []history.Hunk{{Kind: history.KindChange}}}
-	sent := luaHunks([]history.Hunk{deletion})[0]
+	deletion := history.PendingChange{Kind: history.KindDelete, Beneath: []history.PendingChange{{Kind: history.KindChange}}}
+	sent := luaPending([]history.PendingChange{deletion})[0]
 	for class, want := range map[string][]string{
-		"mcpdiff.EditChange":    slices.Collect(maps.Keys(luaChange(history.Hunk{}))),
+		"mcpdiff.EditChange":    slices.Collect(maps.Keys(luaChange(history.PendingChange{}))),
 		"mcpdiff.PendingChange": slices.Collect(maps.Keys(sent)),
 		"mcpdiff.ReviewList":    msgpackFields(reflect.TypeFor[reviewlist.List]()),
 		"mcpdiff.BridgeInfo":    {"port", "lock", "token", "version", "pid"},       // attach in bridge.go
 		"mcpdiff.DiffRequest":   {"tab", "path", "new_file", "dos", "bomb", "eol"}, // Show in editor.go
 		"mcpdiff.DiffTexts":     {"orig", "prop"},
-		"mcpdiff.HunksUpdate":   {"files", "reload", "workspaces"}, // storesChanged in review.go
+		"mcpdiff.ChangesUpdate": {"files", "reload", "workspaces"}, // storesChanged in review.go
 	} {
 		got, ok := classes[class]
 		if !ok {
@@ -186,6 +192,69 @@ func TestLuaTypesNameWhatGoSends(t *testing.T) {
 			t.Errorf("---@class %s has the fields %q; Go sends %q", class, got, want)
 		}
 	}
+}
+
+// The LuaCATS types of what Go sends name its values too: a field or parameter typed
+// as a union of string literals lists every value Go sends there, no more, no fewer.
+func TestLuaTypesNameTheValuesGoSends(t *testing.T) {
+	for _, c := range []struct {
+		file, tag, name string // ---@<tag> <name> "a"|"b" in lua/mcpdiff/<file>
+		want            []string
+	}{
+		{"rpc.lua", "param", "reason", goConstants(t, "editor.go", "closeReason")}, // diff.close
+		{"changes.lua", "field", "kind", []string{history.KindAdd, history.KindChange, history.KindDelete}},
+	} {
+		data, err := os.ReadFile("../lua/mcpdiff/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := regexp.MustCompile(`(?m)^\s*---@` + c.tag + ` ` + c.name + `\??\s+((?:"[^"]*"\|?)+)`)
+		found := line.FindAllStringSubmatch(string(data), -1)
+		if len(found) != 1 {
+			t.Errorf("lua/mcpdiff/%s: %d lines ---@%s %s with a union of strings, want one", c.file, len(found), c.tag, c.name)
+			continue
+		}
+		var got []string
+		for _, v := range regexp.MustCompile(`"([^"]*)"`).FindAllStringSubmatch(found[0][1], -1) {
+			got = append(got, v[1])
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(c.want))
+		if !slices.Equal(got, want) {
+			t.Errorf("lua/mcpdiff/%s: ---@%s %s lists %q; Go sends %q", c.file, c.tag, c.name, got, want)
+		}
+	}
+}
+
+// goConstants is the values of the string constants of type typ in this package's
+// file.
+func goConstants(t *testing.T, file, typ string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		spec, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		if id, ok := spec.Type.(*ast.Ident); !ok || id.Name != typ {
+			return true
+		}
+		for _, v := range spec.Values {
+			if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				s, _ := strconv.Unquote(lit.Value)
+				out = append(out, s)
+			}
+		}
+		return true
+	})
+	if len(out) == 0 {
+		t.Fatalf("%s has no constant of type %s", file, typ)
+	}
+	return out
 }
 
 // luaClasses is the fields of every ---@class in lua/mcpdiff (with those of the class

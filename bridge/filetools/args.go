@@ -14,7 +14,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Arguments are checked against each tool's input schema here rather than by
+// A call's arguments are checked (withArgsCheck), then decoded into the tool's
+// struct (typed), here.
+//
+// They are checked against each tool's input schema here rather than by
 // mcp-go's WithInputSchemaValidation, whose messages are JSON pointers and schema
 // keywords ("/start_line: got string, want integer") that a model cannot tell how
 // to fix. These say which argument is wrong, what it must be, what it is for, and
@@ -27,6 +30,18 @@ func withArgsCheck(tool mcp.Tool, next server.ToolHandlerFunc) server.ToolHandle
 			return fail(err), nil
 		}
 		return next(ctx, req)
+	}
+}
+
+// typed makes a handler of decoded parameters a tool handler: the call's arguments
+// are decoded into an A first, and arguments that do not decode are the tool's error.
+func typed[A any](h func(context.Context, mcp.CallToolRequest, A) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a A
+		if err := req.BindArguments(&a); err != nil {
+			return fail(badArguments(req, err)), nil
+		}
+		return h(ctx, req, a)
 	}
 }
 

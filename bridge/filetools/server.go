@@ -64,7 +64,7 @@ type Server struct {
 	fixed    *workspace.Policy // from --root; nil when roots come from the client
 	sessions sync.Map          // session id → *session
 	stores   sync.Map          // root path → *history.Store
-	queues   sync.Map          // queueKey → *fileQueue (queue.go)
+	queues   sync.Map          // queueKey → *fileQueue (enqueue, files.go)
 	written  written           // the content last written to big files (contents.go)
 	readings readings          // the last reads of files (readings.go)
 	views    *views

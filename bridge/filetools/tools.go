@@ -1,8 +1,6 @@
 package filetools
 
 import (
-	"context"
-
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -21,18 +19,6 @@ func (s *Server) tools() []serverTool {
 	out = append(out, s.hashlineTools()...)
 	out = append(out, s.editTools()...)
 	return append(out, s.batchTools()...)
-}
-
-// typed makes a handler of decoded parameters a tool handler: the call's arguments
-// are decoded into an A first, and arguments that do not decode are the tool's error.
-func typed[A any](h func(context.Context, mcp.CallToolRequest, A) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a A
-		if err := req.BindArguments(&a); err != nil {
-			return fail(badArguments(req, err)), nil
-		}
-		return h(ctx, req, a)
-	}
 }
 
 func boolPtr(b bool) *bool { return &b }

@@ -1,34 +1,34 @@
 package ide
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // Who records a diff the user accepted: the server that accepted it. Claude Code
 // writes the file itself, and then its PostToolUse hook would record the same write;
-// before it does, the hook asks the Neovims that could have accepted it (through
-// Neovim, to `mcpdiff nvim`, to ClaimWrites here) and records only what none claims.
+// before it does, the hook asks the servers of the Neovims that could have accepted
+// it (neovims.Claimed: a POST to neovims.ClaimsPath on this server's port, with the
+// lock file's token; serveClaims) and records only what none claims. The question
+// comes here directly, not through Neovim, which may be busy.
 // A write is claimed when this server recorded it lately and the file has not been
 // written since, or when a write watch waits for exactly that text and records it
 // within claimWait.
 
-// Written is a file as a hook saw it just after a write.
-type Written struct {
-	Path string `msgpack:"path"` // absolute
-	Hash string `msgpack:"hash"` // lowercase hex SHA-256 of the bytes the file holds
-}
-
 const (
 	// claimWait bounds how long ClaimWrites waits for a watch to record the write it
 	// is asked about: a record takes milliseconds, more on a loaded machine; one that
-	// waits for a busy store is left to the hook (and the history's Commit.Once makes
-	// the two records one). It leaves the hook (which waits at most a second for
-	// Neovim) time to connect and hear the answer; Neovim waits for it too.
+	// waits for a busy store is left to the hook. It leaves the hook (which waits at
+	// most neovims.Wait for Neovim) time to connect and hear the answer; Neovim waits
+	// for it too.
 	claimWait = 600 * time.Millisecond
 	// rememberFor and maxRemembered bound the memory of recorded writes: the hook
 	// asks within seconds of the write, or not at all.
@@ -106,10 +106,34 @@ func (c *claims) take(path, hash string, now time.Time) bool {
 	return false
 }
 
+// serveClaims answers neovims.Claimed: a POST of the writes as JSON, with the lock
+// file's token and from no browser (as a WebSocket handshake must be), answered with
+// one boolean per write.
+func (s *Server) serveClaims(w http.ResponseWriter, r *http.Request) {
+	if status, reason := s.checkAuth(r); status != 0 {
+		http.Error(w, reason, status)
+		return
+	}
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST the writes", http.StatusMethodNotAllowed)
+		return
+	}
+	var writes []neovims.Written
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxClaimsBody)).Decode(&writes); err != nil {
+		http.Error(w, "the body is not a JSON list of writes: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(s.ClaimWrites(writes))
+}
+
+// maxClaimsBody bounds a claims question: a hook asks about the files of one call.
+const maxClaimsBody = 1 << 20
+
 // ClaimWrites answers a hook's question: which of these writes did this server
 // accept and record (so the hook must not record them again)? It waits, at most
 // claimWait, for a write watch that holds a write's text to record it.
-func (s *Server) ClaimWrites(writes []Written) []bool {
+func (s *Server) ClaimWrites(writes []neovims.Written) []bool {
 	claimed := make([]bool, len(writes))
 	paths := make([]string, len(writes))
 	for i, w := range writes {
@@ -147,7 +171,7 @@ func (s *Server) watchesFor(path, hash string) bool {
 	s.mu.Lock()
 	var ws []*writeWatch
 	for w := range s.watches {
-		if !w.d.settled {
+		if w.d.watch == w {
 			ws = append(ws, w)
 		}
 	}

@@ -1,12 +1,18 @@
 package ide
 
 import (
+	"context"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/edit"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
@@ -16,7 +22,7 @@ import (
 
 // claimed asks s about one write of path holding text.
 func claimed(s *testServer, path, text string) bool {
-	return s.ClaimWrites([]Written{{Path: path, Hash: edit.FileHash([]byte(text))}})[0]
+	return s.ClaimWrites([]neovims.Written{{Path: path, Hash: edit.FileHash([]byte(text))}})[0]
 }
 
 // recordedAndClosed accepts a diff of path with text, writes it as the CLI does, and
@@ -129,4 +135,54 @@ type outsideRecorder struct{}
 
 func (*outsideRecorder) RecordAccepted(string, string, []byte, bool, []byte) (bool, error) {
 	return false, nil
+}
+
+// A hook asks over HTTP, on the server's port, found through the lock file
+// (neovims.Claimed); the question needs the lock file's token and no Origin, as a
+// handshake does.
+func TestClaimsAreAskedOverHTTP(t *testing.T) {
+	folder := t.TempDir()
+	rec := newFakeRecorder()
+	s := startServer(t, func(o *Options) { o.Recorder, o.Workspace, o.NvimServer = rec, []string{folder}, "/run/nvim.test" }, nil)
+	c := connectReady(t, s)
+	path := filepath.Join(folder, "a.txt")
+	testenv.WriteFile(t, path, "a\n")
+	recordedAndClosed(t, s, c, path, tabA, "b\n")
+
+	writes := []neovims.Written{{Path: path, Hash: edit.FileHash([]byte("b\n"))}, {Path: path, Hash: edit.FileHash([]byte("c\n"))}}
+	claimed, silent := neovims.Claimed(context.Background(), writes, "", []string{filepath.Dir(s.LockPath())})
+	if len(silent) != 0 || !slices.Equal(claimed, []bool{true, false}) {
+		t.Fatalf("claimed %v (silent %v), want the recorded write only", claimed, silent)
+	}
+
+	url := "http://127.0.0.1:" + strconv.Itoa(s.Port()) + neovims.ClaimsPath
+	for _, tc := range []struct {
+		name, method, token, origin string
+		want                        int
+	}{
+		{"no token", http.MethodPost, "", "", http.StatusUnauthorized},
+		{"a wrong token", http.MethodPost, "x", "", http.StatusUnauthorized},
+		{"from a web page", http.MethodPost, s.Token(), "http://example.com", http.StatusForbidden},
+		{"not a POST", http.MethodGet, s.Token(), "", http.StatusMethodNotAllowed},
+		{"not JSON", http.MethodPost, s.Token(), "", http.StatusBadRequest},
+	} {
+		req, _ := http.NewRequest(tc.method, url, strings.NewReader("{"))
+		if tc.token != "" {
+			req.Header.Set(authHeader, tc.token)
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+	}
+	if st := s.Status(); st.RefusedUpgrades != 0 {
+		t.Errorf("refused questions counted as refused handshakes: %d", st.RefusedUpgrades)
+	}
 }

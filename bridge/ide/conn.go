@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/mcpsession"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 )
 
 const (
@@ -57,7 +58,11 @@ type client struct {
 // serveHTTP authenticates the upgrade, accepts the WebSocket and serves it until it
 // ends.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if status, reason := s.checkUpgrade(r); status != 0 {
+	if r.URL.Path == neovims.ClaimsPath {
+		s.serveClaims(w, r)
+		return
+	}
+	if status, reason := s.checkAuth(r); status != 0 {
 		s.mu.Lock()
 		s.refused++
 		s.mu.Unlock()
@@ -84,9 +89,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serveClient(c)
 }
 
-// checkUpgrade refuses a handshake without our token (401) or from a browser (403:
-// browsers always send Origin, the CLI never does). The token is never logged.
-func (s *Server) checkUpgrade(r *http.Request) (status int, reason string) {
+// checkAuth refuses a request (a handshake, a hook's claims question) without our
+// token (401) or from a browser (403: browsers always send Origin, the CLI and the
+// hooks never do). The token is never logged.
+func (s *Server) checkAuth(r *http.Request) (status int, reason string) {
 	got := r.Header.Get(authHeader)
 	switch {
 	case got == "":
@@ -160,7 +166,7 @@ func (s *Server) forgetClient(c *client) {
 	s.clientsDidChange()
 	s.mcp.UnregisterSession(context.Background(), c.id)
 	// A saved diff waits for the client to write the file, unless that is settled.
-	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.owner == c && (d.status != diffSaved || d.settled) }))
+	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.owner == c && d.watch == nil }))
 }
 
 func (c *client) disconnectReason(err error) string {

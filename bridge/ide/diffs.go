@@ -12,26 +12,28 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// diffStatus is where a diff is in its life: pending → saved | rejected → closed.
-// A closed diff is no longer in Server.diffs.
-type diffStatus int
+// phase is where a diff is in its life, one step at a time, never back:
+//
+//	pending → answered → closing → closed
+//	              └→ closeDue → closing (torn down while the editor was still drawing it)
+//
+// with the write of an accepted diff, when the client writes the file while the
+// view is still open, taking answered and closing to their written twins: the
+// file's buffers are reloaded once the view is closed. A diff leaves Server.diffs
+// when close_tab, closeAllDiffTabs, a newer diff of its tab name or its client's
+// end takes it (an accepted diff whose write is awaited outlives its client until
+// the write is settled), and is torn down then.
+type phase int
 
 const (
-	diffPending  diffStatus = iota // shown, waiting for the user
-	diffSaved                      // accepted: answered FILE_SAVED, the client writes the file
-	diffRejected                   // answered DIFF_REJECTED
+	pending         phase = iota // drawn or being drawn (view nil), waiting for the user
+	answered                     // answered (how says how): the view is still open
+	answeredWritten              // answered, and the client wrote the file meanwhile
+	closeDue                     // torn down while the editor was drawing: closed once drawn
+	closing                      // the view is being torn down, once
+	closingWritten               // closing, and the client wrote the file meanwhile
+	closed                       // the view is torn down
 )
-
-func (st diffStatus) String() string {
-	switch st {
-	case diffSaved:
-		return "saved"
-	case diffRejected:
-		return "rejected"
-	default:
-		return "pending"
-	}
-}
 
 // diff is one openDiff proposal this server opened.
 type diff struct {
@@ -43,15 +45,22 @@ type diff struct {
 	answer  chan Answer // buffered: the one answer to the waiting openDiff
 
 	// Guarded by Server.mu.
-	status    diffStatus
-	final     string // the accepted text, once saved
-	settled   bool   // saved, and no longer waiting for the client to write the file
-	view      View   // once the editor has shown it
-	closeDue  bool   // teardown came while the editor was still drawing the view
-	closing   bool   // teardown has begun: the view is closed once
-	closed    bool   // the editor's view is torn down
-	reloadDue bool   // the client wrote the file while the view was open: reload after teardown
-	replaced  bool   // a newer openDiff of its tab name took its place
+	phase phase
+	how   Teardown    // once answered: ClientWrites (FILE_SAVED), Replaced or NothingWritten
+	final string      // the accepted text, once answered with ClientWrites
+	view  View        // once the editor has shown it
+	watch *writeWatch // while the client's write of the accepted text is awaited
+}
+
+// status is the diff's answer, as Server.Status reports it.
+func (d *diff) status() string {
+	switch {
+	case d.phase == pending:
+		return "pending"
+	case d.how == ClientWrites:
+		return "saved"
+	}
+	return "rejected"
 }
 
 // openDiffTool is openDiff as an mcp-go tool (the transport serves the real calls in
@@ -115,7 +124,7 @@ func (s *Server) openDiff(ctx context.Context, c *client, req DiffRequest) (acce
 		case <-ctx.Done():
 			// Nobody can answer this diff any more. Reject it if it is still pending;
 			// either way its answer is then waiting in the channel.
-			s.closeDiffs(s.takeDiffs(func(x *diff) bool { return x == d && x.status == diffPending }))
+			s.closeDiffs(s.takeDiffs(func(x *diff) bool { return x == d && x.phase == pending }))
 			a := <-d.answer
 			return a.Accepted, a.Text, nil
 		}
@@ -128,7 +137,7 @@ func (s *Server) shown(d *diff, v View) (closeNow bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d.view = v
-	return d.closeDue
+	return d.phase == closeDue
 }
 
 // diffRequestFrom checks openDiff's arguments; arg returns a required string argument
@@ -191,8 +200,7 @@ func (s *Server) registerDiff(d *diff) (replaced *diff, err error) {
 	}
 	replaced = s.diffs[d.req.TabName]
 	if replaced != nil {
-		s.resolveLocked(replaced, Answer{})
-		replaced.replaced = true
+		s.resolveLocked(replaced, Answer{}, Replaced)
 	}
 	s.diffs[d.req.TabName] = d
 	return replaced, nil
@@ -207,9 +215,11 @@ func (s *Server) unregisterDiff(d *diff) {
 	}
 }
 
-// resolveLocked answers a pending diff, once. It reports whether d was pending.
-func (s *Server) resolveLocked(d *diff, a Answer) bool {
-	if d.status != diffPending {
+// resolveLocked answers a pending diff, once: accepted (with a) or, when a is a
+// rejection, as rejected says (NothingWritten, or Replaced by a newer diff of its
+// tab name). It reports whether d was pending.
+func (s *Server) resolveLocked(d *diff, a Answer, rejected Teardown) bool {
+	if d.phase != pending {
 		return false
 	}
 	switch {
@@ -217,10 +227,11 @@ func (s *Server) resolveLocked(d *diff, a Answer) bool {
 		a = Answer{Accepted: true, Text: d.req.Contents}
 		fallthrough
 	case a.Accepted:
-		d.status, d.final = diffSaved, a.Text
+		d.how, d.final = ClientWrites, a.Text
 	default:
-		d.status = diffRejected
+		d.how = rejected
 	}
+	d.phase = answered
 	d.answer <- a
 	return true
 }
@@ -233,7 +244,7 @@ func (s *Server) takeDiffs(match func(*diff) bool) []*diff {
 	var taken []*diff
 	for tab, d := range s.diffs {
 		if match(d) {
-			s.resolveLocked(d, Answer{})
+			s.resolveLocked(d, Answer{}, NothingWritten)
 			delete(s.diffs, tab)
 			taken = append(taken, d)
 		}
@@ -258,27 +269,24 @@ func (s *Server) closeDiffs(diffs []*diff) {
 }
 
 // teardown closes d's view, once, then reloads the file's buffers if the client
-// wrote it meanwhile. d has left pending (and Server.diffs) before, so its status is
+// wrote it meanwhile. d has been answered (and left Server.diffs) before, so how is
 // final. While the editor is still drawing the view, openDiff closes it once drawn.
 func (s *Server) teardown(d *diff) {
 	s.mu.Lock()
-	if d.closing {
-		s.mu.Unlock()
-		return
-	}
-	if d.view == nil {
-		d.closeDue = true
-		s.mu.Unlock()
-		return
-	}
-	d.closing = true
-	view, how := d.view, NothingWritten
 	switch {
-	case d.status == diffSaved:
-		how = ClientWrites
-	case d.replaced:
-		how = Replaced
+	case d.phase >= closing:
+		s.mu.Unlock()
+		return
+	case d.view == nil:
+		d.phase = closeDue
+		s.mu.Unlock()
+		return
+	case d.phase == answeredWritten:
+		d.phase = closingWritten
+	default:
+		d.phase = closing
 	}
+	view, how := d.view, d.how
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), s.editorTimeout)
 	defer cancel()
@@ -286,9 +294,8 @@ func (s *Server) teardown(d *diff) {
 		s.logf("ide: close diff %q: %v", d.req.TabName, err)
 	}
 	s.mu.Lock()
-	d.closed = true
-	due := d.reloadDue
-	d.reloadDue = false
+	due := d.phase == closingWritten
+	d.phase = closed
 	s.mu.Unlock()
 	if due {
 		s.reload(d)
@@ -299,10 +306,19 @@ func (s *Server) teardown(d *diff) {
 // (close_tab or a newer diff of the tab may have rejected it first).
 func (s *Server) answer(d *diff, a Answer) {
 	s.mu.Lock()
-	resolved := s.resolveLocked(d, a)
+	accepted := s.resolveLocked(d, a, NothingWritten) && d.how == ClientWrites
+	var w *writeWatch
+	unchanged := false
+	if accepted {
+		w, unchanged = s.watchWriteLocked(d)
+	}
 	s.mu.Unlock()
-	if resolved && (a.Accepted || a.AsProposed) {
-		s.watchWrite(d)
+	switch {
+	case w != nil:
+		go s.runWatch(w)
+	case unchanged:
+		s.logf("ide: %s was accepted unchanged; Claude Code treats that as a rejection, nothing to record", d.req.NewPath)
+		s.settle(d)
 	}
 }
 

@@ -1,14 +1,14 @@
 package ide
 
 import (
-	"encoding/json"
 	"path/filepath"
-	"reflect"
 	"testing"
+
+	"github.com/mcpdiff/mcpdiff/internal/idelock"
 )
 
 // The server writes its lock file where the CLI reads: the folder it picks is the
-// first that LockDirs (what checkhealth and the tests list) names.
+// first that idelock.Dirs (what checkhealth and the tests list) names.
 func TestLockDirIsTheFirstTheCLIReads(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -19,36 +19,11 @@ func TestLockDirIsTheFirstTheCLIReads(t *testing.T) {
 			want = filepath.Join(config, "ide")
 		}
 		got, err := resolveLockDir("")
-		if err != nil || got != want || LockDirs()[0] != want {
-			t.Errorf("CLAUDE_CONFIG_DIR=%q: resolveLockDir = %q, %v; LockDirs = %v; want %s first", config, got, err, LockDirs(), want)
+		if err != nil || got != want || idelock.Dirs()[0] != want {
+			t.Errorf("CLAUDE_CONFIG_DIR=%q: resolveLockDir = %q, %v; idelock.Dirs = %v; want %s first", config, got, err, idelock.Dirs(), want)
 		}
 		if got, _ := resolveLockDir("/given"); got != "/given" {
 			t.Errorf("a given folder is used as it is, got %q", got)
 		}
 	}
-}
-
-// The lock file reads, with encoding/json as with Claude Code's JSON.parse, as what
-// json.Marshal would have written, whatever its folders, names and token hold.
-func FuzzLockFileJSON(f *testing.F) {
-	f.Add(1, "/home/u/src", "/x \"y\"\n", "Neovim", "0123abcd", "/run/nvim.1.0")
-	f.Add(-5, "", "caf\xe9 <&> \u2028\t\x01", "", "", "")
-	f.Fuzz(func(t *testing.T, pid int, folder, other, name, token, server string) {
-		c := lockFileContent{PID: pid, WorkspaceFolders: []string{folder, other}, IDEName: name,
-			Transport: "ws", AuthToken: token, NvimServer: server}
-		var got, want lockFileContent
-		if err := json.Unmarshal(c.json(), &got); err != nil {
-			t.Fatalf("%s: %v", c.json(), err)
-		}
-		marshalled, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(marshalled, &want); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s reads as %+v; json.Marshal's %s as %+v", c.json(), got, marshalled, want)
-		}
-	})
 }

@@ -2,9 +2,10 @@
 // 127.0.0.1 plus a discovery lock file, so the claude CLI shows its proposed edits in
 // the editor (openDiff) and reads diagnostics and selections from it.
 //
-// The package owns the protocol and the openDiff state machine
-// (pending → saved | rejected → closed). Drawing diffs and reporting what the user did
-// is the Editor's job; recording accepted diffs is the Recorder's.
+// The package owns the protocol, the registry of open diffs and each diff's life
+// (pending → answered → closing → closed, diffs.go), and the one wait for the
+// client's write of an accepted diff (watch.go). Drawing diffs and reporting what the
+// user did is the Editor's job; recording accepted diffs is the Recorder's.
 package ide
 
 import (
@@ -23,6 +24,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpdiff/mcpdiff/internal/idelock"
 )
 
 // Options configures a Server. Editor and PID are required.
@@ -204,6 +207,18 @@ func (s *Server) buildMCP() {
 	s.mcp.AddNotificationHandler("ide_connected", s.onIDEConnected)
 }
 
+// resolveLockDir picks the lock-file folder the way the CLI looks for it: dir when
+// given, else the first of idelock.Dirs.
+func resolveLockDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	if dirs := idelock.Dirs(); len(dirs) > 0 {
+		return dirs[0], nil
+	}
+	return "", errors.New("ide: cannot find the lock-file folder: no home folder (set CLAUDE_CONFIG_DIR or Options.LockDir)")
+}
+
 // Start listens on 127.0.0.1 and writes the lock file, then serves. A Server starts
 // once. The lock file is what Claude Code waits for: it is written as early as it can
 // be, and a client that connects before the server serves waits in the listen queue.
@@ -229,7 +244,7 @@ func (s *Server) Start() error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	lockPath := filepath.Join(dir, strconv.Itoa(port)+".lock")
-	if err := writeLockFile(lockPath, s.lockContentLocked()); err != nil {
+	if err := idelock.Write(lockPath, s.lockContentLocked()); err != nil {
 		ln.Close()
 		return err
 	}
@@ -292,7 +307,7 @@ func (s *Server) validateOptions() error {
 	if s.editor == nil {
 		return errors.New("ide: Options.Editor is required")
 	}
-	if err := checkLivePID(s.opts.PID); err != nil {
+	if err := idelock.CheckPID(s.opts.PID); err != nil {
 		return err
 	}
 	return checkFolders(s.folders)
@@ -346,7 +361,7 @@ func (s *Server) Stop() error {
 	s.mu.Unlock()
 
 	closeErr := s.http.Close() // the port closes here: no new clients
-	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.status != diffSaved }))
+	s.closeDiffs(s.takeDiffs(func(d *diff) bool { return d.how != ClientWrites }))
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
@@ -358,7 +373,7 @@ func (s *Server) Stop() error {
 	wg.Wait()
 	s.endLife() // ends the accepted-write watchers
 	s.tasks.Wait()
-	lockErr := removeLockFile(s.lockPath)
+	lockErr := idelock.Remove(s.lockPath)
 	s.logf("ide: stopped (port %d closed, lock file removed)", s.port)
 	return errors.Join(closeErr, lockErr)
 }
@@ -392,15 +407,15 @@ func (s *Server) SetWorkspace(folders []string) error {
 	if s.state != stateRunning {
 		return nil
 	}
-	return writeLockFile(s.lockPath, s.lockContentLocked())
+	return idelock.Write(s.lockPath, s.lockContentLocked())
 }
 
-func (s *Server) lockContentLocked() lockFileContent {
+func (s *Server) lockContentLocked() idelock.Content {
 	folders := s.folders
 	if folders == nil {
 		folders = []string{} // the CLI expects an array, never null
 	}
-	return lockFileContent{
+	return idelock.Content{
 		PID:              s.opts.PID,
 		WorkspaceFolders: folders,
 		IDEName:          s.opts.IDEName,
@@ -436,7 +451,7 @@ func (s *Server) Status() Status {
 		st.Diffs = append(st.Diffs, DiffStatus{
 			TabName:      d.req.TabName,
 			Path:         d.req.NewPath,
-			Status:       d.status.String(),
+			Status:       d.status(),
 			NewFile:      d.req.NewFile,
 			Client:       d.owner.id,
 			Conversation: d.conv,

@@ -67,27 +67,25 @@ func (w *writeSeen) look(force bool) (holds, written bool) {
 	return false, true
 }
 
-// watchWrite starts waiting for d's accepted text to reach the disk.
-func (s *Server) watchWrite(d *diff) {
+// watchWriteLocked makes the wait for d's accepted text to reach the disk, for
+// the caller to run (runWatch) once it has let go of Server.mu; nil when there is
+// nothing to wait for: the text is the old file's (unchanged), or the server stops.
+func (s *Server) watchWriteLocked(d *diff) (w *writeWatch, unchanged bool) {
 	if d.final == string(d.before) {
-		s.logf("ide: %s was accepted unchanged; Claude Code treats that as a rejection, nothing to record", d.req.NewPath)
-		s.settle(d)
-		return
+		return nil, true
 	}
-	w := &writeWatch{d: d, seen: newWriteSeen(d.req.NewPath, d.final), poke: make(chan struct{}, 1), superseded: make(chan struct{}),
-		finalHash: sync.OnceValue(func() string { return edit.FileHash([]byte(d.final)) })}
-	s.mu.Lock()
 	if s.state != stateRunning {
-		s.mu.Unlock()
-		return
+		return nil, false
 	}
+	w = &writeWatch{d: d, seen: newWriteSeen(d.req.NewPath, d.final), poke: make(chan struct{}, 1), superseded: make(chan struct{}),
+		finalHash: sync.OnceValue(func() string { return edit.FileHash([]byte(d.final)) })}
 	// The proposal was answered: what the watch compares and records is d.final and
 	// d.before. Up to watchTimeout of waiting should not hold a third copy.
 	d.req.Contents = ""
+	d.watch = w
 	s.watches[w] = struct{}{}
 	s.tasks.Add(1)
-	s.mu.Unlock()
-	go s.runWatch(w)
+	return w, false
 }
 
 // runWatch looks at once, on every poke, and when a light stat poll sees the file
@@ -150,10 +148,15 @@ func (s *Server) checkWrite(w *writeWatch, force bool) bool {
 // teardown closes it.
 func (s *Server) written(d *diff) {
 	s.mu.Lock()
-	open := !d.closed
-	d.reloadDue = open
+	switch d.phase {
+	case answered:
+		d.phase = answeredWritten
+	case closing:
+		d.phase = closingWritten
+	}
+	now := d.phase == closed
 	s.mu.Unlock()
-	if !open {
+	if now {
 		s.reload(d)
 	}
 }
@@ -192,7 +195,7 @@ func (s *Server) record(w *writeWatch) {
 // disconnected meanwhile, nobody will send close_tab: close it now.
 func (s *Server) settle(d *diff) {
 	s.mu.Lock()
-	d.settled = true
+	d.watch = nil
 	orphan := s.diffs[d.req.TabName] == d && d.owner.gone.Load()
 	if orphan {
 		delete(s.diffs, d.req.TabName)

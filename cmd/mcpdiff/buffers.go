@@ -1,26 +1,23 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/history"
-	"github.com/mcpdiff/mcpdiff/nvim"
+	"github.com/mcpdiff/mcpdiff/internal/idelock"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 )
-
-// askNeovimsFor bounds the wait for the Neovims' answers about unsaved buffers. A
-// Neovim that does not answer in time (busy, or waiting at a prompt) does not block
-// the decision: the user at the shell asked for it, and Neovim will warn before
-// saving over the new file.
-const askNeovimsFor = time.Second
 
 // bufferGuard keeps a decision from the shell (or from Neovim, which runs the CLI)
 // from writing a file that a Neovim running mcpdiff holds with unsaved changes,
-// and has the Neovims that answered reload their buffers of the files it wrote.
+// and has the Neovims that answered reload their buffers of the files it wrote. A
+// Neovim that does not answer in time does not block the decision (neovims.Check's
+// rule for the user's own decision): the user at the shell asked for it, and
+// Neovim will warn before saving over the new file.
 type bufferGuard struct {
 	store    *history.Store
 	stderr   io.Writer
@@ -50,28 +47,21 @@ func (e *unsavedError) Error() string {
 }
 
 func (g *bufferGuard) check(paths []string) error {
-	addrs := nvim.Neovims(paths, os.Getenv("NVIM"), ide.LockDirs())
-	if len(addrs) == 0 {
+	checked := neovims.Check(context.Background(), paths, neovims.Asking{Own: os.Getenv("NVIM"), LockDirs: idelock.Dirs()})
+	for _, err := range checked.Silent {
+		warn(g.stderr, []string{fmt.Sprintf("%v; going on without its answer (Neovim warns before saving over a file changed on disk)", err)})
+	}
+	for _, addr := range checked.Answered {
+		g.answered = appendNew(g.answered, addr)
+	}
+	if len(checked.Unsaved) == 0 {
 		return nil
 	}
-	unsaved := &unsavedError{}
-	for _, a := range nvim.AskUnsaved(addrs, paths, askNeovimsFor) {
-		if a.Err != nil {
-			warn(g.stderr, []string{fmt.Sprintf("%v; going on without its answer (Neovim warns before saving over a file changed on disk)", a.Err)})
-			continue
-		}
-		g.answered = append(g.answered, a.Addr)
-		for _, f := range a.Unsaved {
-			if len(appendNew(unsaved.paths, f)) > len(unsaved.paths) {
-				unsaved.paths = append(unsaved.paths, f)
-				unsaved.names = append(unsaved.names, g.store.Rel(f))
-			}
-		}
+	unsaved := &unsavedError{paths: checked.Unsaved}
+	for _, f := range checked.Unsaved {
+		unsaved.names = append(unsaved.names, g.store.Rel(f))
 	}
-	if len(unsaved.paths) > 0 {
-		return unsaved
-	}
-	return nil
+	return unsaved
 }
 
 // reload has the Neovims that answered re-read their unmodified buffers of files.
@@ -79,5 +69,5 @@ func (g *bufferGuard) reload(files []string) {
 	if len(files) == 0 || len(g.answered) == 0 {
 		return
 	}
-	nvim.ReloadIn(g.answered, files, askNeovimsFor)
+	neovims.Reload(g.answered, files)
 }

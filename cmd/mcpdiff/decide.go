@@ -43,11 +43,11 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		ranges, err = history.ParseLineRanges(a.lines)
 	}
 	var ids []string
-	var hunks []history.HunkRef
+	var changes []history.ChangeRef
 	for i := 0; err == nil && i < len(a.operands); i++ {
 		op := a.operands[i]
-		id, block, isHunk := strings.Cut(op, ":")
-		if !isHunk {
+		id, block, isChange := strings.Cut(op, ":")
+		if !isChange {
 			ids = append(ids, op)
 			continue
 		}
@@ -55,7 +55,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 		if perr != nil || n < 1 || id == "" {
 			err = fmt.Errorf("bad change %q: write ID:N, where N is the number `mcpdiff show ID` gives the change", op)
 		}
-		hunks = append(hunks, history.HunkRef{EditID: id, Block: n - 1})
+		changes = append(changes, history.ChangeRef{EditID: id, Block: n - 1})
 	}
 	if err != nil {
 		return usageError(stderr, name, err)
@@ -64,7 +64,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return decideFailed(stdout, stderr, a, err)
 	}
-	sel := history.Selection{IDs: ids, Hunks: hunks, Conversation: a.conv, Lines: ranges, WithLater: a.withLater}
+	sel := history.Selection{IDs: ids, Changes: changes, Conversation: a.conv, Lines: ranges, WithLater: a.withLater}
 	if a.file != "" {
 		sel.File = absFile(a.file)
 	}
@@ -80,7 +80,7 @@ func runDecide(to history.Status, args []string, stdout, stderr io.Writer) int {
 	buffers.reload(out.Files)
 	if a.json {
 		_ = json.NewEncoder(stdout).Encode(map[string]any{"ok": true, "edits": nonNil(out.Edits), "later": nonNil(out.Later),
-			"hunks": out.Blocks, "files": nonNil(out.Files)})
+			"changes": out.Blocks, "files": nonNil(out.Files)})
 		return exitOK
 	}
 	past := name + "ed"

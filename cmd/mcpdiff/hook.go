@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
-	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
+	"github.com/mcpdiff/mcpdiff/internal/agenthooks"
+	"github.com/mcpdiff/mcpdiff/internal/idelock"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
 )
 
@@ -39,13 +39,13 @@ func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.
 			return misuseCode(a)
 		}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), start.Add(claudehooks.Budget))
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(agenthooks.Budget))
 	defer cancel()
-	r := claudehooks.Handle(ctx, stdin, claudehooks.Options{
+	r := agenthooks.Handle(ctx, stdin, agenthooks.Options{
 		Agent:       a,
 		Event:       event,
 		Nvim:        os.Getenv("NVIM"),
-		LockDirs:    ide.LockDirs(),
+		LockDirs:    idelock.Dirs(),
 		MaxFileSize: filetools.DefaultMaxFileSize,
 		StateDir:    userkey.Dir(),
 	})
@@ -59,7 +59,7 @@ func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // hookArgs reads `hook`'s flags: --agent NAME and --event EVENT.
-func hookArgs(args []string) (agent *claudehooks.Agent, event string, err error) {
+func hookArgs(args []string) (agent *agenthooks.Agent, event string, err error) {
 	for i := 0; i < len(args); i++ {
 		name, value, hasValue := strings.Cut(args[i], "=")
 		if (name == "--agent" || name == "--event") && !hasValue {
@@ -71,7 +71,7 @@ func hookArgs(args []string) (agent *claudehooks.Agent, event string, err error)
 		}
 		switch name {
 		case "--agent":
-			a, err := claudehooks.AgentNamed(value)
+			a, err := agenthooks.AgentNamed(value)
 			if err != nil {
 				return agent, event, err
 			}
@@ -85,16 +85,16 @@ func hookArgs(args []string) (agent *claudehooks.Agent, event string, err error)
 	return agent, event, nil
 }
 
-func claudeAgentOr(a *claudehooks.Agent) *claudehooks.Agent {
+func claudeAgentOr(a *agenthooks.Agent) *agenthooks.Agent {
 	if a == nil {
-		return claudehooks.Agents[0]
+		return agenthooks.Agents[0]
 	}
 	return a
 }
 
 // misuseCode: misuse by hand exits 1, except where that would refuse the agent's
 // writes (Copilot CLI reads any failure as a refusal).
-func misuseCode(a *claudehooks.Agent) int {
+func misuseCode(a *agenthooks.Agent) int {
 	if a.Name == "copilot" {
 		return 0
 	}
@@ -102,8 +102,8 @@ func misuseCode(a *claudehooks.Agent) int {
 }
 
 // agentOption is " --agent NAME", or "" for Claude Code (the default).
-func agentOption(a *claudehooks.Agent) string {
-	if a == claudehooks.Agents[0] {
+func agentOption(a *agenthooks.Agent) string {
+	if a == agenthooks.Agents[0] {
 		return ""
 	}
 	return " --agent " + a.Name

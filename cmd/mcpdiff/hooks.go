@@ -11,7 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpdiff/mcpdiff/internal/claudehooks"
+	"github.com/mcpdiff/mcpdiff/internal/agenthooks"
+	"github.com/mcpdiff/mcpdiff/internal/hooksettings"
 	"github.com/mcpdiff/mcpdiff/internal/termsafe"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
 )
@@ -71,24 +72,24 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "hooks", fmt.Errorf("unexpected argument %q", args[i]))
 		}
 	}
-	var agents []*claudehooks.Agent
+	var agents []*agenthooks.Agent
 	if agentName == "all" {
-		for _, a := range claudehooks.Agents {
+		for _, a := range agenthooks.Agents {
 			if _, err := exec.LookPath(agentCommands[a.Name]); err == nil {
 				agents = append(agents, a)
 			}
 		}
 	} else {
-		a, err := claudehooks.AgentNamed(agentName)
+		a, err := agenthooks.AgentNamed(agentName)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcpdiff hooks: %v\n", err)
 			return exitUsage
 		}
-		agents = []*claudehooks.Agent{a}
+		agents = []*agenthooks.Agent{a}
 	}
 	for _, a := range agents {
-		if scope != "" && !slices.Contains(claudehooks.AgentScopes(a), scope) {
-			fmt.Fprintf(stderr, "mcpdiff hooks: unknown scope %q for %s: use %s\n", scope, a.Label, strings.Join(claudehooks.AgentScopes(a), ", "))
+		if scope != "" && !slices.Contains(hooksettings.AgentScopes(a), scope) {
+			fmt.Fprintf(stderr, "mcpdiff hooks: unknown scope %q for %s: use %s\n", scope, a.Label, strings.Join(hooksettings.AgentScopes(a), ", "))
 			return exitUsage
 		}
 	}
@@ -111,13 +112,13 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		for _, a := range agents {
 			s := scope
 			if s == "" {
-				s = claudehooks.DefaultScope(a)
+				s = hooksettings.DefaultScope(a)
 			}
 			var done []string
 			if action == "install" {
-				done, err = claudehooks.InstallAgent(a, s, env, bin)
+				done, err = hooksettings.InstallAgent(a, s, env, bin)
 			} else {
-				done, err = claudehooks.UninstallAgent(a, s, env)
+				done, err = hooksettings.UninstallAgent(a, s, env)
 			}
 			for _, d := range done {
 				fmt.Fprintf(stdout, "%s: %s\n", a.Label, termsafe.Escape(d))
@@ -133,14 +134,14 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		// every scope, so status shows them all, the one asked about among them.
 		if agentName == "claude" {
 			paths := map[string]string{}
-			for _, s := range claudehooks.Scopes {
-				paths[s], _ = claudehooks.HooksPath(agents[0], s, env)
+			for _, s := range hooksettings.Scopes {
+				paths[s], _ = hooksettings.HooksPath(agents[0], s, env)
 			}
-			return printHooksStatus(claudehooks.Status(paths, env.Project), asJSON, stdout)
+			return printHooksStatus(hooksettings.Status(paths, env.Project), asJSON, stdout)
 		}
-		reports := []claudehooks.AgentReport{}
+		reports := []hooksettings.AgentReport{}
 		for _, a := range agents {
-			reports = append(reports, claudehooks.AgentStatus(a, env, bin))
+			reports = append(reports, hooksettings.AgentStatus(a, env, bin))
 		}
 		if asJSON {
 			var v any = reports
@@ -162,16 +163,16 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 		}
 		switch agents[0].Name {
 		case "claude":
-			stdout.Write(claudehooks.Settings(bin))
+			stdout.Write(hooksettings.Settings(bin))
 		case "gemini":
-			path, err := claudehooks.GeminiRunSettings(filepath.Join(userkey.Dir(), "run"), bin)
+			path, err := hooksettings.GeminiRunSettings(filepath.Join(userkey.Dir(), "run"), bin)
 			if err != nil {
 				fmt.Fprintf(stderr, "mcpdiff hooks settings: %v\n", err)
 				return exitRefused
 			}
 			fmt.Fprintln(stdout, path)
 		case "opencode":
-			cfg, err := claudehooks.OpenCodeRunConfig(env, bin)
+			cfg, err := hooksettings.OpenCodeRunConfig(env, bin)
 			if err != nil {
 				fmt.Fprintf(stderr, "mcpdiff hooks settings: %v\n", err)
 				return exitRefused
@@ -188,13 +189,13 @@ func runHooks(args []string, stdout, stderr io.Writer) int {
 }
 
 // hooksEnv is where the agents started here read their configuration.
-func hooksEnv() (claudehooks.Env, error) {
+func hooksEnv() (hooksettings.Env, error) {
 	project, err := os.Getwd()
 	if err != nil {
-		return claudehooks.Env{}, fmt.Errorf("cannot find the working directory: %w", err)
+		return hooksettings.Env{}, fmt.Errorf("cannot find the working directory: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	return claudehooks.Env{
+	return hooksettings.Env{
 		Project:         project,
 		Home:            home,
 		ClaudeConfigDir: os.Getenv("CLAUDE_CONFIG_DIR"),
@@ -206,7 +207,7 @@ func hooksEnv() (claudehooks.Env, error) {
 	}, nil
 }
 
-func scopeState(st claudehooks.ScopeStatus) string {
+func scopeState(st hooksettings.ScopeStatus) string {
 	state := "not installed"
 	switch {
 	case st.Problem != "" && st.Command == "":
@@ -224,7 +225,7 @@ func scopeState(st claudehooks.ScopeStatus) string {
 	return state
 }
 
-func printHooksStatus(r claudehooks.Report, asJSON bool, stdout io.Writer) int {
+func printHooksStatus(r hooksettings.Report, asJSON bool, stdout io.Writer) int {
 	if asJSON {
 		b, _ := json.MarshalIndent(r, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
@@ -244,7 +245,7 @@ func printHooksStatus(r claudehooks.Report, asJSON bool, stdout io.Writer) int {
 	return exitOK
 }
 
-func printAgentStatus(r claudehooks.AgentReport, stdout io.Writer) {
+func printAgentStatus(r hooksettings.AgentReport, stdout io.Writer) {
 	fmt.Fprintf(stdout, "%s:\n", r.Label)
 	for _, st := range r.Scopes {
 		fmt.Fprintf(stdout, "  %-8s %s: %s\n", st.Scope, termsafe.Escape(st.Path), termsafe.Escape(scopeState(st)))

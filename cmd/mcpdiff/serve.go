@@ -27,9 +27,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/internal/atomicfile"
+	"github.com/mcpdiff/mcpdiff/internal/idelock"
+	"github.com/mcpdiff/mcpdiff/internal/neovims"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
-	"github.com/mcpdiff/mcpdiff/nvim"
 )
 
 // rootFlags collects repeated --root flags.
@@ -88,7 +89,7 @@ func runServe(args []string, stderr io.Writer) int {
 		cfg.Toolsets = strings.Split(*toolsets, ",")
 	}
 	if *nvimAddr != "" {
-		if b, err := nvim.Dial(*nvimAddr); err != nil {
+		if b, err := neovims.Dial(*nvimAddr); err != nil {
 			logger.Printf("Neovim at %s not reachable, serving without buffer checks: %v", *nvimAddr, err)
 		} else {
 			defer b.Close()
@@ -96,7 +97,7 @@ func runServe(args []string, stderr io.Writer) int {
 			cfg.Buffers = b
 		}
 	} else {
-		cfg.Buffers = lockFileNeovims{}
+		cfg.Buffers = neovims.LockFiles{Dirs: idelock.Dirs()}
 	}
 	srv, err := filetools.New(cfg)
 	if err != nil {
@@ -118,32 +119,6 @@ func runServe(args []string, stderr io.Writer) int {
 		return exitRefused
 	}
 	return exitOK
-}
-
-// lockFileNeovims are the Neovims a server started outside Neovim (by an MCP client,
-// with neither $NVIM nor --nvim) asks before each write: those running mcpdiff whose
-// workspace holds the file, found through their IDE lock files as the agents' hooks
-// and the CLI's decisions find them. Without it such a server wrote over a buffer's
-// unsaved changes. One that does not answer within askNeovimsFor refuses the write,
-// as the $NVIM Neovim's silence does (the tool asks to retry).
-type lockFileNeovims struct{}
-
-func (lockFileNeovims) Modified(path string) (bool, error) {
-	paths := []string{path}
-	for _, a := range nvim.AskUnsaved(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor) {
-		if a.Err != nil {
-			return false, a.Err
-		}
-		if len(a.Unsaved) > 0 {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-func (lockFileNeovims) Reload(paths ...string) error {
-	nvim.ReloadIn(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor)
-	return nil
 }
 
 // reorderFlags lets flags follow positional arguments, as every mcpdiff command allows.
@@ -330,12 +305,5 @@ func writePrivate(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, []byte(content), atomicfile.Options{Mode: 0o600})
 }

@@ -42,7 +42,7 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return refused(stderr, err)
 		}
-		writeDiff(stdout, showHeader(store, e), numberChanges(diff, e.HunkStatus), color, tty)
+		writeDiff(stdout, showHeader(store, e), numberChanges(diff, e.BlockStatus), color, tty)
 	}
 	return exitOK
 }
@@ -56,8 +56,8 @@ func showHeader(store *history.Store, e *history.Entry) string {
 	if e.ConversationTitle != "" {
 		lines = append(lines, "prompt: "+termsafe.Escape(e.ConversationTitle))
 	}
-	if len(e.HunkStatus) > 0 {
-		lines = append(lines, changeStates(e.HunkStatus))
+	if len(e.BlockStatus) > 0 {
+		lines = append(lines, changeStates(e.BlockStatus))
 	}
 	return strings.Join(lines, "\n")
 }

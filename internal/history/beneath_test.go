@@ -6,7 +6,7 @@ import (
 )
 
 // beneath sums up the pending blocks under a hunk: "edit:block".
-func beneath(h Hunk, ids map[string]string) []string {
+func beneath(h PendingChange, ids map[string]string) []string {
 	out := []string{}
 	for _, b := range h.Beneath {
 		out = append(out, ids[b.EditID]+":"+itoa(b.Block+1)+" "+b.Kind)
@@ -22,9 +22,9 @@ func TestHunksListThePendingBlocksBeneath(t *testing.T) {
 	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "FIVE"))
 	e3 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 5, "Five"))
 	ids := map[string]string{e1.EditID: "e1", e2.EditID: "e2", e3.EditID: "e3"}
-	hunks := func() []Hunk {
+	hunks := func() []PendingChange {
 		t.Helper()
-		hs, err := w.store.Hunks(w.abs("a.txt"))
+		hs, err := w.store.PendingChanges(w.abs("a.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestHunksListTheAddedLinesADeletionRemoved(t *testing.T) {
 	w, c := oneFile(t, "a.txt", numbered(6))
 	e1 := w.edit(c, "a.txt", insertAfter(numbered(6), 3, "new"))
 	e2 := w.edit(c, "a.txt", numbered(6))
-	hs, err := w.store.Hunks(w.abs("a.txt"))
+	hs, err := w.store.PendingChanges(w.abs("a.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

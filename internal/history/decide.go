@@ -28,15 +28,16 @@ type Selection struct {
 	File         string   // the pending edits of this file (absolute path)
 	// Lines narrows File to the pending changes that touch these lines of the
 	// file as it is on disk: part of an edit when they cover part of it.
-	Lines []LineRange
-	Hunks []HunkRef // changes of edits
+	Lines   []LineRange
+	Changes []ChangeRef // changes of edits
 	// WithLater makes a reject take along every later kept edit in its way (those a
 	// plain reject refuses naming), instead of refusing.
 	WithLater bool
 }
 
-// HunkRef names one change of an edit (Hunk.Block).
-type HunkRef struct {
+// ChangeRef names one change of an edit: its block (PendingChange.Block), as
+// `mcpdiff reject ID:N` names change N.
+type ChangeRef struct {
 	EditID string
 	Block  int
 }
@@ -45,7 +46,7 @@ type HunkRef struct {
 type Outcome struct {
 	Edits    []string // edits whose status (of all or some of their blocks) changed
 	Later    []string // of those, the later edits WithLater took along
-	Blocks   int      // blocks decided when the selection named lines or hunks
+	Blocks   int      // blocks decided when the selection named lines or changes
 	Files    []string // files rewritten, created or removed on disk
 	Warnings []string // corrupted log lines skipped; what recovering an interrupted decision found
 	// How long the store's own checks took: its signature, the plan's, and the
@@ -171,6 +172,22 @@ func (s *Store) decision(sel Selection, to Status, force bool) (*journal, *Outco
 	return j, out, nil
 }
 
+// WriteGuard is asked, with the store's lock held and everything else ready, just
+// before a decision writes users' files (absolute paths); an error refuses the
+// decision and nothing is written. The CLI's guard asks the Neovims running mcpdiff
+// whether they hold one of the files with unsaved changes.
+type WriteGuard func(paths []string) error
+
+// SetWriteGuard makes g the store's guard (nil: none).
+func (s *Store) SetWriteGuard(g WriteGuard) { s.guard = g }
+
+func (s *Store) askGuard(paths []string) error {
+	if s.guard == nil || len(paths) == 0 {
+		return nil
+	}
+	return s.guard(paths)
+}
+
 // describeDecision names a decision in messages.
 func describeDecision(to Status, edits []string) string {
 	verb := "accept"
@@ -237,15 +254,15 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 		// A file the history never held is a wrong name (a typo), not "already decided".
 		return nil, nil, fmt.Errorf("%w for %s: no edit of this history touches it (`mcpdiff status` lists the files it holds)", ErrNoPendingChange, sel.File)
 	}
-	refs := append([]HunkRef(nil), sel.Hunks...)
+	refs := append([]ChangeRef(nil), sel.Changes...)
 	switch {
 	case sel.File != "" && len(sel.Lines) > 0:
 		_, owner := lineages(snap)
-		hunks, err := s.hunksIn(snap, owner, sel.File)
+		changes, err := s.pendingIn(snap, owner, sel.File)
 		if err != nil {
 			return nil, nil, err
 		}
-		touched := touching(hunks, sel.Lines)
+		touched := touching(changes, sel.Lines)
 		if len(touched) == 0 {
 			var rs []string
 			for _, r := range sel.Lines {
@@ -255,14 +272,14 @@ func (s *Store) decisions(snap *snapshot, sel Selection, to Status, out *Outcome
 				shell.Command("mcpdiff", "status", "--file", sel.File))
 		}
 		for _, h := range touched {
-			refs = append(refs, HunkRef{EditID: h.EditID, Block: h.Block})
+			refs = append(refs, ChangeRef{EditID: h.EditID, Block: h.Block})
 		}
 	case sel.File != "":
 		// The pending edits of the file: their pending blocks (others keep theirs).
 		for _, e := range snap.entries {
 			if e.Status == Pending && (e.FilePath == sel.File || e.from() == sel.File) {
 				v := e.verdict()
-				decide(e, v.set(max(len(v.hunks), 1), to, func(i int) bool { return v.block(i) == Pending }))
+				decide(e, v.set(max(len(v.blocks), 1), to, func(i int) bool { return v.block(i) == Pending }))
 			}
 		}
 	}

@@ -11,7 +11,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	e := Entry{EditID: "3f2a9c1b-aaaa-4bbb-8ccc-000000000000", ConversationID: "conv_1_ab", ToolCallIndex: 3, Seq: 1795326139810,
 		Timestamp: "2026-11-22T05:18:00.123Z", Operation: Edit, FilePath: "/w/a \"b\"\n\u00e9\U0001F600.txt", ToolName: "edit_file",
 		Status: Pending, DiffFile: strPtr("diffs/c/x.diff"), HashBefore: strPtr("ab"), Source: SourceMCP,
-		Added: new(int), Removed: new(int), HunkStatus: []Status{Pending, Rejected}}
+		Added: new(int), Removed: new(int), BlockStatus: []Status{Pending, Rejected}}
 	good, _ := json.Marshal(e)
 	for _, seed := range []string{
 		string(good),

@@ -2,20 +2,16 @@ package history
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
-	"strings"
 	"sync"
-
-	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // DiffRecorder records diffs the user accepted in the editor (Claude Code's
 // openDiff) with source "ide", as accepted: the user decided already (Claude Code
 // writes those files itself; the recorder only logs the change, with the bytes
-// written, or marks accepted the entry Claude Code's hook made of it first). A file's change goes to the nearest store above it — where
-// `mcpdiff status` run there finds it — or, when there is none, to a new store in the
-// innermost workspace folder holding the file. Files outside both are not recorded.
+// written, and Claude Code's hook leaves that write to it: ide.Server.ClaimWrites).
+// A file's change goes to the nearest store above it — where `mcpdiff status` run
+// there finds it — or, when there is none, to a new store in the innermost
+// workspace folder holding the file. Files outside both are not recorded.
 type DiffRecorder struct {
 	folders []string
 	mu      sync.Mutex
@@ -50,7 +46,6 @@ func (r *DiffRecorder) RecordAccepted(conv, path string, before []byte, existed 
 	_, err = store.Record(context.Background(), Commit{
 		Conversation: conv, Tool: "openDiff", Source: SourceIDE,
 		Changes: []Change{{Op: op, Path: abs, Before: before, BeforeExists: existed, After: after}},
-		Once:    RecordOnceWithin, // Claude Code's PostToolUse hook may have recorded it
 		Status:  Accepted,
 	})
 	return err == nil, err
@@ -74,53 +69,4 @@ func (r *DiffRecorder) storeFor(path string) (*Store, string, error) {
 	}
 	r.stores[best] = s
 	return s, abs, nil
-}
-
-// StoreFolder is the workspace folder whose store records a change of abs (a path
-// with its folders' symlinks resolved, see RealPath): the nearest folder above it
-// that holds a store, else the innermost of folders that holds abs, else "".
-func StoreFolder(abs string, folders []string) string {
-	if found, err := Find(filepath.Dir(abs)); err == nil {
-		return found
-	}
-	best := ""
-	for _, f := range folders {
-		f = RealPath(f)
-		if (abs == f || strings.HasPrefix(abs, f+string(filepath.Separator))) && len(f) > len(best) {
-			best = f
-		}
-	}
-	return best
-}
-
-// OpenFolder opens (creating if needed) the store of the workspace folder dir.
-func OpenFolder(dir string) (*Store, error) {
-	root, err := workspace.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
-	}
-	return Open(root)
-}
-
-// RealPath is path made absolute with the symlinks of its folders resolved, as far
-// as they exist (a new file may go into folders not made yet). The last element is
-// resolved too when it is a symlink to an existing file.
-func RealPath(path string) string {
-	path, err := filepath.Abs(path)
-	if err != nil {
-		return filepath.Clean(path)
-	}
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		return p
-	}
-	rest := ""
-	for dir := path; ; dir = filepath.Dir(dir) {
-		if p, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(p, rest)
-		}
-		if filepath.Dir(dir) == dir {
-			return path
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
 }

@@ -76,7 +76,7 @@ type Entry struct {
 	Removed *int `json:"removed,omitempty"`
 	// The status of each change of the diff, only while they differ (see
 	// partial.go); Status then says pending or accepted.
-	HunkStatus []Status `json:"hunk_status,omitempty"`
+	BlockStatus []Status `json:"hunk_status,omitempty"`
 
 	raw     string // the log line this entry was read from
 	invalid string // why no decision acts on the entry ("" when one may)
@@ -124,9 +124,6 @@ func (e *Entry) from() string {
 	}
 	return e.FilePath
 }
-
-// kept reports whether the entry's change stays in the files.
-func (e *Entry) kept() bool { return e.Status != Rejected }
 
 // Marker is one line of rebuilds.log: what an accept or reject wrote to a file. The
 // replay needs it because edits recorded afterwards were made on top of the rebuilt

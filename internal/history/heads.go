@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -217,4 +218,21 @@ func headLines(hs []head) []byte {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes()
+}
+
+// Holds reports whether path's (absolute) last recorded state is exactly content.
+// An after-event that brings no snapshot of the bytes before (Cursor's
+// afterFileEdit, which follows its postToolUse of the same edit) has nothing new to
+// record when the history already says the file holds what it holds now.
+func (s *Store) Holds(ctx context.Context, path string, content []byte) (bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	h, err := s.heads.get(path)
+	if err != nil || h == nil || !h.Exists {
+		return false, err
+	}
+	return h.Hash == hashBytes(content), nil
 }

@@ -882,7 +882,7 @@ func TestCleanupKeepsAPrefixTheReplayStillNeeds(t *testing.T) {
 func TestReacceptNextToALaterEditAndAfterAPartialReject(t *testing.T) {
 	w, c := oneFile(t, "a.txt", numbered(10))
 	e1 := w.edit(c, "a.txt", replaceLine(replaceLine(numbered(10), 3, "three"), 7, "seven"))
-	if _, err := w.store.Decide(context.Background(), Selection{Hunks: []HunkRef{{EditID: e1.EditID, Block: 1}}}, Rejected, false); err != nil {
+	if _, err := w.store.Decide(context.Background(), Selection{Changes: []ChangeRef{{EditID: e1.EditID, Block: 1}}}, Rejected, false); err != nil {
 		t.Fatal(err)
 	}
 	w.expect("a.txt", replaceLine(numbered(10), 3, "three"))
@@ -892,7 +892,7 @@ func TestReacceptNextToALaterEditAndAfterAPartialReject(t *testing.T) {
 	e2 := w.edit(c, "a.txt", replaceLine(w.mustRead("a.txt"), 8, "eight")) // next to line 7
 	w.mustDecide(Accepted, e1.EditID)
 	w.expect("a.txt", replaceLine(replaceLine(replaceLine(numbered(10), 3, "three"), 7, "seven"), 8, "eight"))
-	hunks, err := w.store.Hunks(w.abs("a.txt"))
+	hunks, err := w.store.PendingChanges(w.abs("a.txt"))
 	if err != nil || len(hunks) != 1 || hunks[0].EditID != e2.EditID || hunks[0].Start != 8 {
 		t.Fatalf("pending hunks after e1 was accepted: %+v %v", hunks, err)
 	}
@@ -922,7 +922,7 @@ func TestOlderEntriesReadAsBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := w.store.List(Filter{})
-	if err != nil || len(list.Entries) != 1 || list.Entries[0].Added != nil || list.Entries[0].HunkStatus != nil {
+	if err != nil || len(list.Entries) != 1 || list.Entries[0].Added != nil || list.Entries[0].BlockStatus != nil {
 		t.Fatalf("list: %v %+v", err, list.Entries)
 	}
 	if a, r, err := w.store.Counts(list.Entries[0]); err != nil || a != 2 || r != 1 {
@@ -933,7 +933,7 @@ func TestOlderEntriesReadAsBefore(t *testing.T) {
 	if err := WriteJSON(&out, list.Entries); err != nil || !strings.Contains(out.String(), `"added":2,"removed":1}`) {
 		t.Fatalf("status --json of an older entry: %v %s", err, out.String())
 	}
-	if hunks, err := w.store.Hunks(w.abs("a.txt")); err != nil || len(hunks) != 2 {
+	if hunks, err := w.store.PendingChanges(w.abs("a.txt")); err != nil || len(hunks) != 2 {
 		t.Fatalf("hunks of an older entry: %+v %v", hunks, err)
 	}
 	w.mustDecide(Rejected, e.EditID)

@@ -1,9 +1,10 @@
 package history
 
-// Decisions on part of an edit. An edit's diff splits into changes (its
-// zero-context hunks, in order); each block can be accepted or rejected on its own.
-// The log keeps the edit's status in "status" and, only while its blocks differ, the
-// status of each block in the optional "hunk_status" list. Stores written before
+// Decisions on part of an edit. An edit's diff splits into changes, its blocks (the
+// zero-context hunks of its unified diff, in order); each can be accepted or
+// rejected on its own. The log keeps the edit's status in "status" and, only while
+// its blocks differ, the status of each block in the optional "hunk_status" list
+// (the key stores already hold; BlockStatus in Go). Stores written before
 // blocks could be decided have no such list and read as whole-edit decisions.
 
 // verdict is the decision on one entry: its status, and the status of each block
@@ -11,15 +12,15 @@ package history
 // pending (some block is pending) or accepted (none is, and some are rejected).
 type verdict struct {
 	status Status
-	hunks  []Status
+	blocks []Status
 }
 
-func (e *Entry) verdict() verdict { return verdict{status: e.Status, hunks: e.HunkStatus} }
+func (e *Entry) verdict() verdict { return verdict{status: e.Status, blocks: e.BlockStatus} }
 
 // block is the status of block i.
 func (v verdict) block(i int) Status {
-	if i < len(v.hunks) && v.hunks[i] != "" {
-		return v.hunks[i]
+	if i < len(v.blocks) && v.blocks[i] != "" {
+		return v.blocks[i]
 	}
 	return v.status
 }
@@ -28,7 +29,7 @@ func (v verdict) block(i int) Status {
 func (v verdict) keeps(i int) bool { return v.block(i) != Rejected }
 
 // rejectedAll reports whether nothing of the entry stays in the file.
-func (v verdict) rejectedAll() bool { return v.status == Rejected && v.hunks == nil }
+func (v verdict) rejectedAll() bool { return v.status == Rejected && v.blocks == nil }
 
 // set returns the verdict with blocks (of n) whose index pick selects set to to.
 func (v verdict) set(n int, to Status, pick func(i int) bool) verdict {
@@ -56,18 +57,18 @@ func normalVerdict(blocks []Status) verdict {
 		return verdict{status: blocks[0]}
 	}
 	if pending {
-		return verdict{status: Pending, hunks: blocks}
+		return verdict{status: Pending, blocks: blocks}
 	}
-	return verdict{status: Accepted, hunks: blocks}
+	return verdict{status: Accepted, blocks: blocks}
 }
 
 // equal reports whether two verdicts say the same about every block.
 func (v verdict) equal(w verdict) bool {
-	if v.status != w.status || len(v.hunks) != len(w.hunks) {
+	if v.status != w.status || len(v.blocks) != len(w.blocks) {
 		return false
 	}
-	for i := range v.hunks {
-		if v.hunks[i] != w.hunks[i] {
+	for i := range v.blocks {
+		if v.blocks[i] != w.blocks[i] {
 			return false
 		}
 	}
@@ -76,7 +77,7 @@ func (v verdict) equal(w verdict) bool {
 
 // sameKept reports whether two verdicts keep the same blocks in the file.
 func sameKept(v, w verdict) bool {
-	n := max(len(v.hunks), len(w.hunks), 1)
+	n := max(len(v.blocks), len(w.blocks), 1)
 	for i := 0; i < n; i++ {
 		if v.keeps(i) != w.keeps(i) {
 			return false
@@ -87,7 +88,7 @@ func sameKept(v, w verdict) bool {
 
 // apply writes the verdict into e.
 func (v verdict) apply(e *Entry) {
-	e.Status, e.HunkStatus = v.status, v.hunks
+	e.Status, e.BlockStatus = v.status, v.blocks
 }
 
 // PartlyRejected reports whether some blocks of the edit are rejected and others
@@ -96,7 +97,7 @@ func (e *Entry) PartlyRejected() bool {
 	if e.Status == Rejected {
 		return false
 	}
-	for _, h := range e.HunkStatus {
+	for _, h := range e.BlockStatus {
 		if h == Rejected {
 			return true
 		}

@@ -42,7 +42,7 @@ func FuzzStoreContent(f *testing.F) {
 		ctx := context.Background()
 		list, _ := w.store.Review(ctx, Filter{})
 		_, _ = w.store.Inspect()
-		_, _ = w.store.Hunks(w.abs("a.txt"))
+		_, _ = w.store.PendingChanges(w.abs("a.txt"))
 		var ids []string
 		if list != nil {
 			for _, x := range list.Entries {

@@ -575,7 +575,7 @@ func runProperty(t *testing.T, seed int64) (n propCounts) {
 			if len(op.blocks) > 1 && op.kind == "edit" && p.rng.Intn(2) == 0 {
 				for i := range op.blocks {
 					if p.rng.Intn(2) == 0 {
-						sel.Hunks = append(sel.Hunks, HunkRef{EditID: op.entry.EditID, Block: i})
+						sel.Changes = append(sel.Changes, ChangeRef{EditID: op.entry.EditID, Block: i})
 						next[op.entry.EditID][i] = to
 					}
 				}
@@ -586,7 +586,7 @@ func runProperty(t *testing.T, seed int64) (n propCounts) {
 				next[op.entry.EditID][i] = to
 			}
 		}
-		if len(sel.IDs) == 0 && len(sel.Hunks) == 0 {
+		if len(sel.IDs) == 0 && len(sel.Changes) == 0 {
 			continue
 		}
 		want, way, ok := p.want(next)
@@ -643,7 +643,7 @@ func runProperty(t *testing.T, seed int64) (n propCounts) {
 			}
 			n.withLater++
 		}
-		if len(sel.Hunks) > 0 {
+		if len(sel.Changes) > 0 {
 			n.partial++
 		}
 		n.decided++
@@ -662,29 +662,29 @@ func runProperty(t *testing.T, seed int64) (n propCounts) {
 // checkHunks compares the pending hunks with the lines pending blocks wrote.
 func (p *propWorld) checkHunks(t *testing.T, seed int64, status decisions) {
 	t.Helper()
-	writer := map[string]HunkRef{} // line → the pending block that wrote it
+	writer := map[string]ChangeRef{} // line → the pending block that wrote it
 	for _, op := range p.ops {
 		for i, b := range op.blocks {
 			if status[op.entry.EditID][i] == Pending {
 				for _, l := range b.add {
-					writer[l] = HunkRef{EditID: op.entry.EditID, Block: i}
+					writer[l] = ChangeRef{EditID: op.entry.EditID, Block: i}
 				}
 			}
 		}
 	}
 	for rel, content := range p.disk() {
-		hunks, err := p.w.store.Hunks(p.w.abs(rel))
+		hunks, err := p.w.store.PendingChanges(p.w.abs(rel))
 		if err != nil {
 			t.Fatalf("seed %d: hunks of %s: %v", seed, rel, err)
 		}
 		lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
-		covered := map[int]HunkRef{}
+		covered := map[int]ChangeRef{}
 		for _, h := range hunks {
 			if h.Kind == KindDelete {
 				continue
 			}
 			for l := h.Start; l <= h.End; l++ {
-				covered[l] = HunkRef{EditID: h.EditID, Block: h.Block}
+				covered[l] = ChangeRef{EditID: h.EditID, Block: h.Block}
 			}
 		}
 		for i, l := range lines {

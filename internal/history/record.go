@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/udiff"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
@@ -120,9 +119,6 @@ type Commit struct {
 	Source       string // SourceMCP, SourceIDE, or an agent's (SourceClaude...)
 	Title        string // the conversation's title (its prompt's first line), or ""
 	Changes      []Change
-	// Once, when set, skips a change the history already recorded within that long
-	// (see RecordOnceWithin). Only for changes already on disk (Batch.Files nil).
-	Once time.Duration
 	// Status is the new entries' status: "" is Pending. A change the user made or
 	// accepted is Accepted.
 	Status Status
@@ -318,15 +314,6 @@ func (w *storeWrites) logChanges(c Commit) ([]*Entry, error) {
 	s := w.store
 	for i := range c.Changes {
 		if err := s.prepare(&c.Changes[i]); err != nil {
-			return nil, err
-		}
-	}
-	if c.Once > 0 && w.files == nil {
-		rest, recorded, err := s.dropRecorded(c.Changes, c.Once)
-		if err == nil && c.Status == Accepted {
-			err = s.acceptRecorded(recorded)
-		}
-		if c.Changes = rest; err != nil || len(c.Changes) == 0 {
 			return nil, err
 		}
 	}

@@ -256,7 +256,7 @@ type replayer struct {
 	S, R      fileState
 	regions   []region
 	conflicts []Conflict
-	track     *origins // who wrote S's lines; nil unless asked for (hunks.go)
+	track     *origins // who wrote S's lines; nil unless asked for (pending.go)
 	// knownEnd: R was replayed and checked against the last step's hash already (R
 	// is the same under any decisions).
 	knownEnd bool

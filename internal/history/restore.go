@@ -6,22 +6,6 @@ import (
 	"fmt"
 )
 
-// WriteGuard is asked, with the store's lock held and everything else ready, just
-// before a decision writes users' files (absolute paths); an error refuses the
-// decision and nothing is written. The CLI's guard asks the Neovims running mcpdiff
-// whether they hold one of the files with unsaved changes.
-type WriteGuard func(paths []string) error
-
-// SetWriteGuard makes g the store's guard (nil: none).
-func (s *Store) SetWriteGuard(g WriteGuard) { s.guard = g }
-
-func (s *Store) askGuard(paths []string) error {
-	if s.guard == nil || len(paths) == 0 {
-		return nil
-	}
-	return s.guard(paths)
-}
-
 // Restoration is what Restore found, and did.
 type Restoration struct {
 	// Diff is the file's change since its recorded state (recorded → disk): what

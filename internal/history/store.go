@@ -196,6 +196,55 @@ func Find(dir string) (string, error) {
 	}
 }
 
+// StoreFolder is the workspace folder whose store records a change of abs (a path
+// with its folders' symlinks resolved, see RealPath): the nearest folder above it
+// that holds a store, else the innermost of folders that holds abs, else "".
+func StoreFolder(abs string, folders []string) string {
+	if found, err := Find(filepath.Dir(abs)); err == nil {
+		return found
+	}
+	best := ""
+	for _, f := range folders {
+		f = RealPath(f)
+		if (abs == f || strings.HasPrefix(abs, f+string(filepath.Separator))) && len(f) > len(best) {
+			best = f
+		}
+	}
+	return best
+}
+
+// OpenFolder opens (creating if needed) the store of the workspace folder dir.
+func OpenFolder(dir string) (*Store, error) {
+	root, err := workspace.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", dir, err)
+	}
+	return Open(root)
+}
+
+// RealPath is path made absolute with the symlinks of its folders resolved, as far
+// as they exist (a new file may go into folders not made yet). The last element is
+// resolved too when it is a symlink to an existing file.
+func RealPath(path string) string {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	rest := ""
+	for dir := path; ; dir = filepath.Dir(dir) {
+		if p, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(p, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
 // KeepSpares makes this process keep empty files and folders ready for the store's
 // writes (spares.go): for a process that records many edits.
 func (s *Store) KeepSpares() { s.files.spares.keepUp() }

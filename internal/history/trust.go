@@ -127,7 +127,7 @@ func (s *Store) signedIdentity() (storeIdentity, error) {
 	return t.id, t.err
 }
 
-// replayable returns nil when pending hunks may be read from the store: it is this
+// replayable returns nil when pending changes may be read from the store: it is this
 // user's. A store another process is making at this moment (it holds only what Open
 // makes, identity.json not written yet) is reported empty instead of foreign, so
 // that a reader racing its creation does not call it "not yours"; it has nothing to

@@ -52,7 +52,7 @@ func TestForeignStoreIsInert(t *testing.T) {
 	if _, _, err := s.Cleanup(context.Background(), 0); !errors.Is(err, ErrForeign) {
 		t.Fatalf("cleanup: %v", err)
 	}
-	if _, err := s.Hunks(w.abs("a.txt")); !errors.Is(err, ErrForeign) {
+	if _, err := s.PendingChanges(w.abs("a.txt")); !errors.Is(err, ErrForeign) {
 		t.Fatalf("hunks: %v", err)
 	}
 	if _, err := Open(w.root); !errors.Is(err, ErrForeign) {
@@ -137,15 +137,15 @@ func TestStoreBeingMadeReadsAsEmpty(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(store, "FORMAT"), []byte(formatLine()), 0o600)
 	s := reopen(t, dir)
-	if hunks, err := s.HunksOf([]string{filepath.Join(dir, "a.txt")}); err != nil || len(hunks) != 0 {
+	if hunks, err := s.PendingChangesOf([]string{filepath.Join(dir, "a.txt")}); err != nil || len(hunks) != 0 {
 		t.Fatalf("HunksOf = %v, %v; want none, no error", hunks, err)
 	}
-	if hunks, err := s.PendingHunks(); err != nil || len(hunks) != 0 {
+	if hunks, err := s.AllPendingChanges(); err != nil || len(hunks) != 0 {
 		t.Fatalf("PendingHunks = %v, %v; want none, no error", hunks, err)
 	}
 
 	os.WriteFile(filepath.Join(store, "logs", "c.jsonl"), []byte("{}\n"), 0o600)
-	if _, err := s.PendingHunks(); !errors.Is(err, ErrForeign) {
+	if _, err := s.AllPendingChanges(); !errors.Is(err, ErrForeign) {
 		t.Fatalf("an unsigned store holding a log replayed: %v", err)
 	}
 }

@@ -15,7 +15,7 @@ func TestRecordUserSave(t *testing.T) {
 	w := newWS(t)
 	ctx := context.Background()
 	w.writeRaw("a.txt", "one\ntwo\n")
-	w.recordWritten("claude_x_y", "a.txt", "one\ntwo\n", "one\nTWO\n", 0)
+	w.recordWritten("claude_x_y", "a.txt", "one\ntwo\n", "one\nTWO\n")
 	w.writeRaw("free.txt", "no history\n")
 	if err := w.store.RecordUserSave(ctx, w.abs("free.txt"), nil); err != nil || w.count() != 1 {
 		t.Fatalf("a file without history: %v, %d entries", err, w.count())
@@ -58,7 +58,7 @@ func TestWriteGuardRefusesBeforeAnythingIsWritten(t *testing.T) {
 	w := newWS(t)
 	ctx := context.Background()
 	w.writeRaw("a.txt", "one\n")
-	e := w.recordWritten("claude_x_y", "a.txt", "one\n", "two\n", 0)[0]
+	e := w.recordWritten("claude_x_y", "a.txt", "one\n", "two\n")[0]
 	var asked [][]string
 	refuse := errors.New("unsaved")
 	w.store.SetWriteGuard(func(paths []string) error {
@@ -85,4 +85,27 @@ func TestWriteGuardRefusesBeforeAnythingIsWritten(t *testing.T) {
 	if len(l.Entries) != 1 || l.Entries[0].Status != Accepted {
 		t.Fatalf("a refused decision changed the history: %+v", l.Entries)
 	}
+}
+
+// recordWritten records a change already on disk, as Claude Code's hook does.
+func (w *ws) recordWritten(conv, rel, before, after string) []*Entry {
+	w.t.Helper()
+	w.writeRaw(rel, after)
+	entries, err := w.store.Record(context.Background(), Commit{
+		Conversation: conv, Tool: "Edit", Source: SourceClaude,
+		Changes: []Change{{Op: Edit, Path: w.abs(rel), Before: []byte(before), BeforeExists: true, After: []byte(after)}},
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return entries
+}
+
+func (w *ws) count() int {
+	w.t.Helper()
+	l, err := w.store.List(Filter{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return len(l.Entries)
 }

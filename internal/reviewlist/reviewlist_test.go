@@ -21,7 +21,7 @@ func TestRowsPerConversationThenEdit(t *testing.T) {
 	id1 := record("conv_1_a", "a.txt", "1\n2\n3\n4\n5\n", "one\n2\n3\n4\nfive\n")
 	ws.Write("sub/b.txt", "x\n")
 	id2 := record("conv_2_b", "sub/b.txt", "x\n", "x\ny\nz\n")
-	if _, err := store.Decide(context.Background(), history.Selection{Hunks: []history.HunkRef{{EditID: id1, Block: 1}}}, history.Rejected, false); err != nil {
+	if _, err := store.Decide(context.Background(), history.Selection{Changes: []history.ChangeRef{{EditID: id1, Block: 1}}}, history.Rejected, false); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Build(store, ws.Path("sub"))

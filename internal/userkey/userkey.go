@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpdiff/mcpdiff/internal/atomicfile"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
@@ -100,8 +101,9 @@ func read(path string) (Key, error) {
 	return Key{secret: secret}, nil
 }
 
-// create writes a new key. It is written under a temp name and linked into place, so
-// that two processes making one at once both end up with the one that won.
+// create writes a new key. It takes its name in one step and never replaces a key
+// already there, so that two processes making one at once both end up with the one
+// that won.
 func create(path string) (Key, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -111,21 +113,7 @@ func create(path string) (Key, error) {
 	if _, err := rand.Read(secret[:]); err != nil {
 		return Key{}, err
 	}
-	tmp, err := os.CreateTemp(dir, ".key-*")
-	if err != nil {
-		return Key{}, fmt.Errorf("write the mcpdiff key in %s: %w", dir, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(hex.EncodeToString(secret[:]) + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Link(tmp.Name(), path)
-	}
+	err := atomicfile.Write(path, []byte(hex.EncodeToString(secret[:])+"\n"), atomicfile.Options{Mode: 0o600, Keep: true})
 	if errors.Is(err, fs.ErrExist) {
 		return read(path) // another process made it first
 	}

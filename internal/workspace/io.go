@@ -642,27 +642,3 @@ func tooLargeError(rel string, size, limit int64) error {
 	return newError(ErrTooLarge, rel, nil,
 		"cannot read %q: it is %d bytes, over the size limit of %d bytes; read part of it or raise the limit", rel, size, limit)
 }
-
-// WriteNew writes data to a new file at path, outside any Root (lock files, settings
-// files): the first step of a write by rename. O_EXCL refuses to follow a file or link
-// planted under that name. The file gets mode exactly, not narrowed by the umask.
-// durable flushes it to disk before it is closed: what must survive a crash (a
-// settings file) needs it; a lock file, which names a running process, does not, and
-// an fsync can wait for every other write the disk has queued.
-func WriteNew(path string, data []byte, mode fs.FileMode, durable bool) error {
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = file.Write(data)
-	if err == nil && durable {
-		err = file.Sync()
-	}
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(path, mode)
-	}
-	return err
-}

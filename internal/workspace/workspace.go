@@ -5,7 +5,7 @@
 //
 // The work is split in two layers:
 //
-//   - Policy.Resolve (policy.go, resolve.go) turns a client's path into a File: it
+//   - Policy.Resolve (policy.go) turns a client's path into a File: it
 //     picks the root, follows symlinks only while they stay inside the roots, matches
 //     Unicode spellings to existing names and refuses mcpdiff's own history store.
 //     Its result names no symlink on the way (only the final component may be a link,

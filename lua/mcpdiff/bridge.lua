@@ -293,21 +293,6 @@ function M.status()
   return M.request("mcpdiff_status")
 end
 
--- A file as Claude Code's PostToolUse hook saw it just after a write (Written in
--- bridge/ide/claims.go).
----@class mcpdiff.Written
----@field path string absolute
----@field hash string lowercase hex SHA-256 of the bytes the file holds
-
--- claimed asks the bridge which of writes it accepted (an openDiff) and recorded
--- itself, so that the hook does not record them again: a list of booleans, or nil
--- when no bridge runs.
----@param writes mcpdiff.Written[]
----@return boolean[]?
-function M.claimed(writes)
-  return M.request("mcpdiff_claimed", writes)
-end
-
 -- What the Go side reports once its IDE server listens (attach in nvim/bridge.go).
 ---@class mcpdiff.BridgeInfo
 ---@field port integer the IDE server's port on 127.0.0.1

@@ -84,7 +84,7 @@ M.options = {
     "signs",
     true,
     { "boolean" },
-    "Show the pending edits of the history in the sign column of file buffers (|mcpdiff-hunks|).",
+    "Show the pending edits of the history in the sign column of file buffers (|mcpdiff-pending|).",
   },
   { "diff", {}, { "table" }, "How diffs from Claude Code are shown (|mcpdiff-diff|)." },
   {
@@ -120,7 +120,7 @@ M.options = {
     "keymaps.next_pending",
     "]h",
     keymap,
-    "Global: next pending edit of the history (|mcpdiff-hunks|); set only when nothing is mapped to it already, as are the next two.",
+    "Global: next pending edit of the history (|mcpdiff-pending|); set only when nothing is mapped to it already, as are the next two.",
   },
   { "keymaps.prev_pending", "[h", keymap, "Global: previous pending edit." },
   {

@@ -177,31 +177,15 @@ local function version_of(run)
   return line ~= "" and line or nil
 end
 
--- permission_mode is Claude Code's default permission mode in the settings files
--- `mcpdiff hooks status` lists (user, project, local: the later ones win), and the
--- file that sets it; unset, it is `auto`, Claude Code's own default since 2.1.330.
-local function permission_mode(scopes)
-  local mode, from = "auto", nil
-  for _, scope in ipairs(scopes or {}) do
-    local f = scope.exists and io.open(scope.path, "r")
-    if f then
-      local text = f:read("*a")
-      f:close()
-      local decoded, settings = pcall(vim.fn.json_decode, text)
-      local permissions = decoded and type(settings) == "table" and settings.permissions
-      if type(permissions) == "table" and type(permissions.defaultMode) == "string" then
-        mode, from = permissions.defaultMode, scope.path
-      end
-    end
-  end
-  return mode, from
-end
-
--- check_mode reports what Claude Code does with its edits in its permission mode:
--- in `default` it sends each one to Neovim as a diff, in the others it writes them
--- itself, and only the hooks record them (passed: :McpDiffClaude gives them).
-local function check_mode(scopes, active, passed, ok, warn)
-  local mode, from = permission_mode(scopes)
+-- check_mode reports what Claude Code does with its edits in its permission mode, as
+-- the binary reads it from the settings files (`mcpdiff hooks status --json`:
+-- permissionMode, and the file that sets it): in `default` it sends each one to
+-- Neovim as a diff, in the others it writes them itself, and only the hooks record
+-- them (passed: :McpDiffClaude gives them).
+local function check_mode(status, passed, ok, warn)
+  local mode = type(status.permissionMode) == "string" and status.permissionMode or "auto"
+  local from = type(status.permissionModeFrom) == "string" and status.permissionModeFrom or nil
+  local active = status.active
   local where = from and ("set in " .. from)
     or "no settings file sets defaultMode: Claude Code's own default"
   local text = ("permission mode %s (%s): "):format(mode, where)
@@ -467,7 +451,7 @@ function M.check_hooks(bin, passed, ok, warn, info)
       warn(("%s (%s settings): %s"):format(scope.path, scope.scope, scope.problem))
     end
   end
-  check_mode(status.scopes, status.active, passed, ok, warn)
+  check_mode(status, passed, ok, warn)
   if status.disabledBy and status.disabledBy ~= vim.NIL then
     warn(
       status.disabledBy

@@ -104,7 +104,7 @@ local function target(action, id, opts)
   end
   local l1, l2 = opts.range[1], opts.range[2]
   local lines = l1 == l2 and ("line " .. l1) or ("lines " .. l1 .. "-" .. l2)
-  local touched = require("mcpdiff.hunks").touched(buf, l1, l2)
+  local touched = require("mcpdiff.changes").touched(buf, l1, l2)
   if #touched == 0 then
     notify(("no pending change on %s of %s"):format(lines, rel), vim.log.levels.WARN)
     return nil
@@ -128,8 +128,8 @@ local function decided(action, what, res)
     action == "accept" and "accepted" or "rejected",
     count_text(#(res.edits or {}))
   )
-  if (tonumber(res.hunks) or 0) > 0 then
-    msg = msg .. (" (%d change%s)"):format(res.hunks, res.hunks == 1 and "" or "s")
+  if (tonumber(res.changes) or 0) > 0 then
+    msg = msg .. (" (%d change%s)"):format(res.changes, res.changes == 1 and "" or "s")
   end
   if type(res.later) == "table" and #res.later > 0 then
     msg = msg

@@ -26,7 +26,7 @@ local function subscribe()
   subscribed = true
   local bridge = require("mcpdiff.bridge")
   bridge.on("attached", function()
-    require("mcpdiff.hunks").attach()
+    require("mcpdiff.changes").attach()
   end)
   bridge.on("clients", follow_clients)
   bridge.on("stopped", function(reason)
@@ -65,9 +65,9 @@ function M.setup(opts)
   if bridge and bridge.running() then
     follow_clients(bridge.clients())
   end
-  local hunks = package.loaded["mcpdiff.hunks"]
-  if hunks then
-    hunks.redraw() -- signs on or off
+  local changes = package.loaded["mcpdiff.changes"]
+  if changes then
+    changes.redraw() -- signs on or off
   end
   M.set_keymaps(config.values.keymaps)
   -- From now on each file buffer keeps the stamp of what it read (the reload rule).
@@ -85,9 +85,9 @@ end
 -- current file touching range, else all pending edits of the file.
 local function decide(action, id, range)
   local diff = require("mcpdiff.diff")
-  local tab = (id == nil or id == "") and diff.current() or nil
-  if tab then
-    diff.answer(action, tab, range)
+  local proposal = (id == nil or id == "") and diff.current() or nil
+  if proposal then
+    diff.answer(action, proposal, range)
     return
   end
   require("mcpdiff.history").decide(action, id, { range = range })
@@ -103,40 +103,40 @@ function M.reject(id, range)
   decide("reject", id, range)
 end
 
--- hunks returns the pending hunks of history edits in a buffer (see :help
--- mcpdiff.hunks()).
+-- hunks returns the pending changes of history edits in a buffer (see :help
+-- mcpdiff.hunks(); the name the contract gives it).
 function M.hunks(bufnr)
-  return require("mcpdiff.hunks").hunks(bufnr)
+  return require("mcpdiff.changes").changes(bufnr)
 end
 
 -- next_pending and prev_pending move the cursor to the next or previous pending
 -- change of the history.
 function M.next_pending()
-  return require("mcpdiff.hunks").jump(1)
+  return require("mcpdiff.changes").jump(1)
 end
 
 function M.prev_pending()
-  return require("mcpdiff.hunks").jump(-1)
+  return require("mcpdiff.changes").jump(-1)
 end
 
 -- preview_pending shows the pending changes of the cursor's line in a float.
 function M.preview_pending()
-  return require("mcpdiff.hunks").preview()
+  return require("mcpdiff.changes").preview()
 end
 
 -- The names before 0.3, kept for one release.
 M.next_hunk, M.prev_hunk, M.preview_hunk = M.next_pending, M.prev_pending, M.preview_pending
 
--- quickfix fills the quickfix list with the pending hunks under the working folder.
+-- quickfix fills the quickfix list with the pending changes under the working folder.
 function M.quickfix()
-  return require("mcpdiff.hunks").quickfix()
+  return require("mcpdiff.changes").quickfix()
 end
 
 -- The global keys set_keymaps mapped, so that setup() called again can take back
 -- those its new options no longer name.
 local global_keys = {}
 
--- set_keymaps sets the global keymaps of pending hunks, each only where no mapping
+-- set_keymaps sets the global keymaps of pending changes, each only where no mapping
 -- (the user's, or another plugin's) is in the way.
 function M.set_keymaps(keymaps)
   local maps = {

@@ -4,7 +4,7 @@
 -- and hide the conversations left nothing to review. Conversations with pending
 -- edits come first (the Go side orders the rows), and the list opens with the
 -- cursor on the first pending edit. The list refreshes itself when the store
--- changes: the bridge watches it (hunks._update).
+-- changes: the bridge watches it (changes._update).
 local M = {}
 
 local api = vim.api
@@ -225,7 +225,7 @@ local function render()
   vim.bo[buf].modified = false
   api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   if next(diff_rows) then
-    require("mcpdiff.hunks").define()
+    require("mcpdiff.changes").define()
   end
   for lnum, kind in pairs(diff_rows) do
     local group = kind == "+" and "McpDiffSignAdd"
@@ -396,7 +396,7 @@ function M.first_changed_line(diff_text)
 end
 
 -- open_at opens the file of e in the window above the list, at the edit: its first
--- pending hunk, else the first line its diff changed.
+-- pending change, else the first line its diff changed.
 local function open_at(e)
   local path = str(e.file_path)
   if vim.fn.filereadable(path) == 0 then
@@ -417,7 +417,7 @@ local function open_at(e)
     vim.cmd("aboveleft split")
   end
   local buf = require("mcpdiff.window").show_file(path)
-  for _, h in ipairs(require("mcpdiff.hunks").hunks(buf)) do
+  for _, h in ipairs(require("mcpdiff.changes").changes(buf)) do
     if h.edit_id == e.edit_id then
       api.nvim_win_set_cursor(0, { h.start_line, 0 })
       return

@@ -1,11 +1,10 @@
--- The Lua functions the Go side (`mcpdiff nvim`; `mcpdiff hook` for bridge.claimed)
--- calls, the one list of them. Go calls them by name only through callLua in
--- nvim/rpc.go:
+-- The Lua functions the Go side (`mcpdiff nvim`) calls, the one list of them. Go calls them by name only through CallLua in
+-- internal/neovims/rpc.go:
 -- require("mcpdiff.rpc").call(name, ...); TestGoCallsOnlyTheseLuaFunctions checks
 -- that the names Go uses and the names listed here are the same set. Each entry
 -- requires its module when called, so loading this list loads nothing else.
--- (buffers.lua is the exception: Go runs it embedded, in Neovims that may not have
--- the plugin; see nvim/buffers.go.)
+-- (Outside the plugin's modules, Go also runs buffers.lua embedded, as a chunk, in
+-- Neovims that may not have the plugin; see internal/neovims/client.go.)
 local M = {}
 
 ---@type table<string, function>
@@ -27,12 +26,12 @@ M.functions = {
     require("mcpdiff.bridge")._clients(n)
   end,
 
-  -- Claude Code's PostToolUse hook (`mcpdiff hook`, connected to this Neovim) asks
-  -- which of its writes the bridge accepted and recorded.
-  ---@param writes mcpdiff.Written[]
-  ---@return boolean[]?
-  ["bridge.claimed"] = function(writes)
-    return require("mcpdiff.bridge").claimed(writes)
+  -- The client wrote an accepted proposal: reload the file's buffers (the reload
+  -- rule). Returns how many were read again.
+  ---@param paths string[] absolute
+  ---@return integer
+  ["buffers.reload"] = function(paths)
+    return require("mcpdiff.buffers").reload(paths)
   end,
 
   -- openDiff, step 1: check the file, make the empty proposal buffer.
@@ -42,26 +41,25 @@ M.functions = {
     return require("mcpdiff.diff").prepare(req)
   end,
 
-  -- openDiff, step 2: Go has filled the proposal buffer; draw the view.
-  ---@param tab string
-  ---@param texts? mcpdiff.DiffTexts only when prepare asked for them
-  ["diff.show"] = function(tab, texts)
-    return require("mcpdiff.diff").show(tab, texts)
-  end,
-
-  -- Tear a view down without answering (closeReason in nvim/editor.go): the view of
-  -- tab whose proposal buffer is buf.
-  ---@param tab string
-  ---@param reason "accepted"|"closed"|"failed"
+  -- openDiff, step 2: Go has filled the proposal buffer buf; draw the view.
   ---@param buf integer
-  ["diff.close"] = function(tab, reason, buf)
-    return require("mcpdiff.diff").close(tab, reason, buf)
+  ---@param texts? mcpdiff.DiffTexts only when prepare asked for them
+  ["diff.show"] = function(buf, texts)
+    return require("mcpdiff.diff").show(buf, texts)
   end,
 
-  -- New pending hunks of open files, and the stores that changed.
-  ---@param update mcpdiff.HunksUpdate
-  ["hunks._update"] = function(update)
-    require("mcpdiff.hunks")._update(update)
+  -- Tear the view of the proposal buffer buf down without answering (closeReason in
+  -- nvim/editor.go).
+  ---@param buf integer
+  ---@param reason "accepted"|"closed"|"failed"|"replaced"
+  ["diff.close"] = function(buf, reason)
+    return require("mcpdiff.diff").close(buf, reason)
+  end,
+
+  -- New pending changes of open files, and the stores that changed.
+  ---@param update mcpdiff.ChangesUpdate
+  ["changes._update"] = function(update)
+    require("mcpdiff.changes")._update(update)
   end,
 
   -- openFile. A file that does not exist is {not_found = true}.

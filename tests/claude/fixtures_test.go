@@ -14,7 +14,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
-// The unit tests of internal/claudehooks replay hook inputs recorded from the real
+// The unit tests of internal/agenthooks replay hook inputs recorded from the real
 // CLI. TestCaptureHookFixtures records them again (after a Claude Code upgrade), with
 // the switch that updates every golden file:
 //
@@ -52,7 +52,7 @@ func TestCaptureHookFixtures(t *testing.T) {
 		t.Skip("records hook fixtures: set UPDATE_SNAPSHOTS=1")
 	}
 	requireTools(t)
-	out := filepath.Join(repoRoot, "internal", "claudehooks", "testdata", "session")
+	out := filepath.Join(repoRoot, "internal", "agenthooks", "testdata", "session")
 	if err := os.RemoveAll(out); err != nil {
 		t.Fatal(err)
 	}

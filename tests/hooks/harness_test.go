@@ -41,7 +41,7 @@ func newWS(t *testing.T) *ws {
 }
 
 // event is a hook input as Claude Code 2.1.330 sends it (see
-// internal/claudehooks/testdata for recorded ones).
+// internal/agenthooks/testdata for recorded ones).
 func (w *ws) event(name, session, prompt, toolUseID, rel string) string {
 	ev := map[string]any{
 		"session_id": session, "transcript_path": "/dev/null", "cwd": w.dir, "prompt_id": prompt,

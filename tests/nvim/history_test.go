@@ -245,7 +245,7 @@ func TestAcceptedDiffIsRecorded(t *testing.T) {
 			t.Fatalf("recorded %+v", e)
 		}
 		// Accepted once: nothing pending is left to mark in the buffer.
-		if hs := luaValue[[]hunk](s, `return require("mcpdiff.bridge").request("mcpdiff_hunks", ...)`, path); len(hs) != 0 {
+		if hs := luaValue[[]hunk](s, `return require("mcpdiff.bridge").request("mcpdiff_changes", ...)`, path); len(hs) != 0 {
 			t.Fatalf("the accepted diff still has pending hunks: %+v", hs)
 		}
 	})

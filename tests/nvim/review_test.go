@@ -45,7 +45,7 @@ func (s *session) signs(path string) string {
 	s.t.Helper()
 	var out []string
 	s.lua(`
-local placed = vim.fn.sign_getplaced(vim.fn.bufnr(...), { group = "mcpdiff_hunks" })[1].signs
+local placed = vim.fn.sign_getplaced(vim.fn.bufnr(...), { group = "mcpdiff_pending" })[1].signs
 local out = {}
 for _, p in ipairs(placed) do table.insert(out, p.lnum .. ":" .. p.name) end
 table.sort(out, function(a, b) return tonumber(a:match("%d+")) < tonumber(b:match("%d+")) end)

@@ -56,7 +56,7 @@ local function set_autocmds(view, accept_view, reject_view)
     {
       group = g,
       callback = function()
-        if views[view.tab] == view then
+        if views[view.buf] == view then
           hint.show(view)
         end
       end,
@@ -73,7 +73,7 @@ local function set_autocmds(view, accept_view, reject_view)
   -- Redraw the hunk marks after every change of the proposal, once per loop turn.
   api.nvim_buf_attach(view.buf, false, {
     on_lines = function()
-      if views[view.tab] ~= view then
+      if views[view.buf] ~= view then
         return true -- detach
       end
       inline_mod.schedule_refresh(view)

@@ -6,7 +6,9 @@
 -- fills it with nvim_buf_set_lines, show() draws the view (in the inline layout with
 -- the texts to diff, which Go sends along). The user's answer goes back with
 -- rpcnotify (mcpdiff_accept / mcpdiff_reject, naming the view by its proposal
--- buffer); close() tears the view down when the IDE server is done with the diff.
+-- buffer); close() tears the view down when the IDE server is done with the diff
+-- (answered, or replaced by a newer diff of its tab name: the server's rule). A
+-- view is known by its proposal buffer only; its tab name is what it shows.
 -- Every view owns one augroup, its buffers and its windows, and teardown removes all
 -- of them. Hunk decisions (a range of :McpDiffAccept / :McpDiffReject) change only
 -- the proposal buffer.
@@ -31,7 +33,7 @@ local side_by_side = require("mcpdiff.diff.side_by_side")
 local state = require("mcpdiff.diff.state")
 local window = require("mcpdiff.diff.window")
 
-local views, staged, by_buf = state.views, state.staged, state.by_buf
+local views, staged = state.views, state.staged
 local cfg, is_pending = state.cfg, state.is_pending
 local next_id = 0
 
@@ -69,10 +71,6 @@ local accept_view, reject_view
 ---@param req mcpdiff.DiffRequest
 ---@return {buf: integer, texts: true?}|{error: "dirty"}
 function M.prepare(req)
-  if views[req.tab] then
-    M.close(req.tab, "replaced")
-  end
-  M.abort(req.tab)
   if not req.new_file then
     local b = state.file_buffer(req.path)
     if b and vim.bo[b].modified then
@@ -82,35 +80,32 @@ function M.prepare(req)
   local inline = cfg().diff.layout == "inline"
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].undolevels = -1 -- the initial text is not an undo step
-  staged[req.tab] = { buf = buf, inline = inline, req = req }
+  staged[buf] = { buf = buf, inline = inline, req = req }
   return { buf = buf, texts = inline or nil }
 end
 
 -- abort drops a prepared proposal buffer that was never shown.
-function M.abort(tab)
-  local s = staged[tab]
-  staged[tab] = nil
-  if s then
-    state.wipe(s.buf)
-  end
+local function abort(buf)
+  staged[buf] = nil
+  state.wipe(buf)
 end
 
--- show draws the diff view of a prepared tab; the proposal lines are already set.
--- texts: in the inline layout, {orig = text, prop = text} as diff.hunks.text makes
--- them (Go has them at hand; Lua would take tens of milliseconds to build them).
----@param tab string
+-- show draws the diff view of the prepared proposal buffer buf, its lines already
+-- set. texts: in the inline layout, {orig = text, prop = text} as diff.hunks.text
+-- makes them (Go has them at hand; Lua would take tens of milliseconds to build them).
+---@param buf integer
 ---@param texts? mcpdiff.DiffTexts
-function M.show(tab, texts)
-  local s = staged[tab]
+function M.show(buf, texts)
+  local s = staged[buf]
   if not s then
-    error("mcpdiff: no prepared diff named " .. tab, 0)
+    error("mcpdiff: no prepared proposal in buffer " .. tostring(buf), 0)
   end
-  staged[tab] = nil
+  staged[buf] = nil
   next_id = next_id + 1
   local req = s.req
   local view = {
     id = next_id,
-    tab = tab,
+    tab = req.tab,
     path = req.path,
     new_file = req.new_file,
     inline = s.inline,
@@ -123,14 +118,13 @@ function M.show(tab, texts)
     prev_tab = api.nvim_get_current_tabpage(),
   }
   view.refresh_now = function()
-    if views[view.tab] == view then
+    if views[view.buf] == view then
       inline_mod.refresh_marks(view)
     end
   end
   view.refresh_soon = once(view.refresh_now)
   view.augroup = api.nvim_create_augroup("mcpdiff_view_" .. view.id, { clear = true })
-  views[tab] = view
-  by_buf[view.buf] = tab
+  views[view.buf] = view
   local ok, err = pcall(function()
     local target = window.pick_target(view)
     view.target_win = target
@@ -152,11 +146,11 @@ function M.show(tab, texts)
     require("mcpdiff.terminal").fit()
   end)
   if not ok then
-    M.close(tab, "failed")
+    M.close(view.buf, "failed")
     error(err, 0)
   end
   fire("McpDiffOpened", {
-    tab_name = tab,
+    tab_name = view.tab,
     file_path = view.path,
     new_file = view.new_file,
     buf = view.buf,
@@ -180,8 +174,7 @@ M.close_reasons = {
 -- teardown removes everything a view created and fires User McpDiffClosed.
 local function teardown(view, reason)
   assert(M.close_reasons[reason], "unknown close reason " .. tostring(reason))
-  views[view.tab] = nil
-  by_buf[view.buf] = nil
+  views[view.buf] = nil
   pcall(api.nvim_del_augroup_by_id, view.augroup)
   if view.refresh_timer then
     view.refresh_timer:stop()
@@ -216,7 +209,7 @@ function reject_view(view)
   bridge.notify_go("mcpdiff_reject", view.buf)
   -- Not inside the BufUnload/WinClosed that got us here.
   vim.schedule(function()
-    if views[view.tab] == view then
+    if views[view.buf] == view then
       teardown(view, "rejected")
     end
   end)
@@ -231,12 +224,27 @@ local function side_of_current(view)
   return "b"
 end
 
+-- view_of is the view which names: its proposal buffer, or a tab name (the view of
+-- that name still waiting for the user, else any view of it).
+local function view_of(which)
+  if type(which) == "number" then
+    return views[which]
+  end
+  local found
+  for _, view in pairs(views) do
+    if view.tab == which and (not found or is_pending(view)) then
+      found = view
+    end
+  end
+  return found
+end
+
 -- answer implements :McpDiffAccept and :McpDiffReject in a diff view (action
--- "accept" or "reject"): it decides the proposal shown under a tab name, or with
--- range {line1, line2} the hunks those lines touch (accepting keeps them, rejecting
--- takes their original lines back).
-function M.answer(action, tab, range)
-  local view = views[tab]
+-- "accept" or "reject"): it decides the proposal which names (its proposal buffer,
+-- or its tab name), or with range {line1, line2} the hunks those lines touch
+-- (accepting keeps them, rejecting takes their original lines back).
+function M.answer(action, which, range)
+  local view = view_of(which)
   if not view then
     return
   end
@@ -249,16 +257,16 @@ function M.answer(action, tab, range)
   end
 end
 
--- close tears a view down without answering (the IDE server already did). buf,
--- when given, names the view by its proposal buffer: a newer diff of the same tab
--- name is left alone.
-function M.close(tab, reason, buf)
-  local s = staged[tab]
-  if s and (buf == nil or s.buf == buf) then
-    M.abort(tab)
+-- close tears the view of the proposal buffer buf down without answering (the IDE
+-- server already did), or drops it if it was prepared and never shown.
+---@param buf integer
+---@param reason? string one of close_reasons
+function M.close(buf, reason)
+  if staged[buf] then
+    abort(buf)
   end
-  local view = views[tab]
-  if not view or (buf ~= nil and view.buf ~= buf) then
+  local view = views[buf]
+  if not view then
     return false
   end
   teardown(view, reason or "closed")
@@ -267,24 +275,24 @@ end
 
 -- close_all tears down every view (the bridge stopped, Neovim exits).
 function M.close_all(reason)
-  for tab in pairs(staged) do
-    M.abort(tab)
+  for buf in pairs(staged) do
+    abort(buf)
   end
   for _, view in pairs(vim.tbl_values(views)) do
     teardown(view, reason or "closed")
   end
 end
 
--- current returns the tab name of the diff view the cursor is in, or nil.
+-- current returns the proposal buffer of the diff view the cursor is in, or nil.
 function M.current()
   local buf = api.nvim_get_current_buf()
-  if by_buf[buf] then
-    return by_buf[buf]
+  if views[buf] then
+    return buf
   end
   local win = api.nvim_get_current_win()
-  for tab, view in pairs(views) do
+  for b, view in pairs(views) do
     if view.left_win == win then
-      return tab
+      return b
     end
   end
   return nil
@@ -293,8 +301,8 @@ end
 -- list returns {tab, path, status} of every open view.
 function M.list()
   local out = {}
-  for tab, view in pairs(views) do
-    table.insert(out, { tab = tab, path = view.path, status = view.status })
+  for _, view in pairs(views) do
+    table.insert(out, { tab = view.tab, path = view.path, status = view.status })
   end
   table.sort(out, function(a, b)
     return a.tab < b.tab

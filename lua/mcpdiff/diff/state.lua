@@ -4,9 +4,11 @@ local M = {}
 
 local api = vim.api
 
-M.views = {} -- tab name -> view
-M.staged = {} -- tab name -> {buf, req} between prepare() and show()
-M.by_buf = {} -- proposal buffer -> tab name
+-- Keyed by the proposal buffer, never reused: two views of one tab name (a newer
+-- openDiff while the IDE server tears the older down) are two views. Which view a
+-- tab name names, and when a newer diff replaces one, is the IDE server's to say.
+M.views = {} -- proposal buffer -> view
+M.staged = {} -- proposal buffer -> {buf, req, inline} between prepare() and show()
 
 function M.cfg()
   return require("mcpdiff.config").values
@@ -50,10 +52,9 @@ function M.file_buffer(path)
   return nil
 end
 
--- is_pending tells whether view is still shown and waiting for the user (a view
--- replaced by a diff of the same tab name is not).
+-- is_pending tells whether view is still shown and waiting for the user.
 function M.is_pending(view)
-  return M.views[view.tab] == view and view.status == "pending"
+  return M.views[view.buf] == view and view.status == "pending"
 end
 
 return M

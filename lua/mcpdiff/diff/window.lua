@@ -9,7 +9,6 @@ local hint = require("mcpdiff.diff.hint")
 local state = require("mcpdiff.diff.state")
 
 local cfg, valid_win, valid_buf, wipe = state.cfg, state.valid_win, state.valid_buf, state.wipe
-local by_buf = state.by_buf
 
 local window = require("mcpdiff.window")
 local file_buffer = state.file_buffer
@@ -187,7 +186,7 @@ function M.setup_proposal(view, req)
   local suffix = view.new_file and " (NEW FILE - proposed)" or " (proposed)"
   local name = view.tab .. suffix
   local clash = vim.fn.bufnr("^" .. vim.fn.escape(name, "\\/.*$^~[]") .. "$")
-  if clash ~= -1 and clash ~= b and by_buf[clash] == nil then
+  if clash ~= -1 and clash ~= b then
     name = name .. " " .. view.id
   end
   pcall(api.nvim_buf_set_name, b, name)

@@ -50,7 +50,7 @@ func BenchmarkReviewListOpen(b *testing.B) {
 		b.Fatal(err)
 	}
 	err := e.v.ExecLua(`
-local hunks = require("mcpdiff.hunks")
+local hunks = require("mcpdiff.changes")
 local update = hunks._update
 hunks._update = function(p)
   update(p)
@@ -122,10 +122,10 @@ func (e *editor) waitSigns(b *testing.B, path string, n int) {
 	err := e.v.ExecLua(`
 local path, n = ...
 vim.wait(20000, function()
-  local placed = vim.fn.sign_getplaced(vim.fn.bufnr(path), { group = "mcpdiff_hunks" })[1].signs
+  local placed = vim.fn.sign_getplaced(vim.fn.bufnr(path), { group = "mcpdiff_pending" })[1].signs
   return #placed == n
 end, 1)
-return #vim.fn.sign_getplaced(vim.fn.bufnr(path), { group = "mcpdiff_hunks" })[1].signs`, &got, path, n)
+return #vim.fn.sign_getplaced(vim.fn.bufnr(path), { group = "mcpdiff_pending" })[1].signs`, &got, path, n)
 	if err != nil || got != n {
 		b.Fatalf("%d signs, want %d (%v)", got, n, err)
 	}
@@ -141,7 +141,7 @@ func BenchmarkSignsAfterStoreChange(b *testing.B) {
 	err := e.v.ExecLua(`
 local path = ...
 vim.cmd("edit " .. vim.fn.fnameescape(path))
-local hunks = require("mcpdiff.hunks")
+local hunks = require("mcpdiff.changes")
 local update, render = hunks._update, hunks.render
 _G.bench_updates, _G.bench_renders = {}, {}
 local rendering = 0

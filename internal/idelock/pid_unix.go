@@ -1,0 +1,26 @@
+//go:build unix
+
+package idelock
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// CheckPID refuses a pid the CLI would consider dead: it deletes lock files whose
+// pid is not a running process and never connects to them.
+func CheckPID(pid int) error {
+	if pid <= 0 {
+		return fmt.Errorf("ide: Options.PID is %d; it must be the editor's (live) process id", pid)
+	}
+	err := syscall.Kill(pid, 0)
+	if err == nil || errors.Is(err, syscall.EPERM) { // EPERM: alive, owned by someone else
+		return nil
+	}
+	return fmt.Errorf("ide: Options.PID %d is not a running process (%v); Claude Code would delete the lock file", pid, err)
+}
+
+// Alive reports whether pid is a running process, as the CLI decides whether a
+// lock file is stale.
+func Alive(pid int) bool { return pid > 0 && CheckPID(pid) == nil }
