@@ -89,7 +89,7 @@ fuzz:
 GOBINDIR := $(shell $(GO) env GOPATH 2>/dev/null)/bin
 STYLUA   ?= $(firstword $(wildcard $(HOME)/.cache/mcpdiff/stylua/node_modules/.bin/stylua) stylua)
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^third_party/')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt: not formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd tests/bench && $(GO) vet ./...

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/jsonscan"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // Environment variables the plugin sets when it restarts a bridge that died, so that
@@ -247,7 +248,7 @@ func (b *bridge) attach(ctx context.Context) error {
 	defer cancel()
 	if b.ideServer() == nil {
 		var info neovimInfo
-		err := callLua(callCtx, b.v, "read Neovim's pid and cwd", "bridge.neovim_info", &info)
+		err := neovims.CallLua(callCtx, b.v, "read Neovim's pid and cwd", "bridge.neovim_info", &info)
 		if err == nil {
 			err = b.startServer(info)
 		}
@@ -265,7 +266,7 @@ func (b *bridge) attach(ctx context.Context) error {
 		"version": b.opts.Version,
 		"pid":     pid,
 	}
-	return callLua(callCtx, b.v, "report the bridge", "bridge._attached", nil, report)
+	return neovims.CallLua(callCtx, b.v, "report the bridge", "bridge._attached", nil, report)
 }
 
 // startServer starts the IDE server of the Neovim info describes: its lock file is
@@ -350,7 +351,7 @@ func (b *bridge) status() (map[string]any, error) {
 func (b *bridge) reportClients(n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := callLua(ctx, b.v, "report clients", "bridge._clients", nil, n); err != nil {
+	if err := neovims.CallLua(ctx, b.v, "report clients", "bridge._clients", nil, n); err != nil {
 		b.logf("tell Neovim the number of clients: %v", err)
 	}
 }

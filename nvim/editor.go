@@ -14,6 +14,7 @@ import (
 	nvimrpc "github.com/neovim/go-client/nvim"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // Editor implements ide.Editor on a Neovim that runs the mcpdiff Lua plugin.
@@ -103,7 +104,7 @@ func (v *view) Close(ctx context.Context, how ide.Teardown) error {
 // Written reloads the file's buffers that have no unsaved changes: the client wrote
 // the accepted file (the IDE server waited for it).
 func (v *view) Written(ctx context.Context) error {
-	if _, err := reloadBuffers(ctx, v.e.v, []string{v.path}); err != nil {
+	if _, err := neovims.ReloadBuffers(ctx, v.e.v, []string{v.path}); err != nil {
 		return fmt.Errorf("reload %s: %w", v.path, err)
 	}
 	return nil
@@ -138,7 +139,7 @@ func (e *Editor) Show(ctx context.Context, req ide.DiffRequest) (ide.View, error
 		"eol":      format.finalNewline,
 	}
 	var prep prepared
-	err := callLua(ctx, e.v, "prepare the diff", "diff.prepare", &prep, luaReq)
+	err := neovims.CallLua(ctx, e.v, "prepare the diff", "diff.prepare", &prep, luaReq)
 	if err != nil {
 		return nil, fmt.Errorf("open the diff of %s: %w", req.OldPath, err)
 	}
@@ -158,7 +159,7 @@ func (e *Editor) Show(ctx context.Context, req ide.DiffRequest) (ide.View, error
 
 	// Two requests, not one batch: nvim_call_atomic makes a 100,000-line
 	// nvim_buf_set_lines twice as slow.
-	err = call(ctx, "fill the proposal", func() error {
+	err = neovims.Call(ctx, "fill the proposal", func() error {
 		return e.v.Request("nvim_buf_set_lines", nil, buf, 0, -1, true, lines)
 	})
 	if err == nil {
@@ -169,7 +170,7 @@ func (e *Editor) Show(ctx context.Context, req ide.DiffRequest) (ide.View, error
 			orig, _ := splitText(unsafe.String(unsafe.SliceData(req.Original), len(req.Original)))
 			show = append(show, map[string]string{"orig": diffText(orig), "prop": diffText(lines)})
 		}
-		err = callLua(ctx, e.v, "draw the diff", "diff.show", nil, show...)
+		err = neovims.CallLua(ctx, e.v, "draw the diff", "diff.show", nil, show...)
 	}
 	if err != nil {
 		e.forget(v)
@@ -194,7 +195,7 @@ const (
 // closeView tears down view in Neovim (the one of its tab name whose proposal
 // buffer is its own: not a newer diff's), firing McpDiffClosed.
 func closeView(ctx context.Context, v *nvimrpc.Nvim, what string, view *view, reason closeReason) error {
-	return callLua(ctx, v, what, "diff.close", nil, view.tab, string(reason), view.buf)
+	return neovims.CallLua(ctx, v, what, "diff.close", nil, view.tab, string(reason), view.buf)
 }
 
 // dropHalfDrawn removes what a failed Show left in Neovim, in the background: the
@@ -240,7 +241,7 @@ func (e *Editor) accept(buf int, changed, empty bool, lf luaFormat) {
 	ctx, cancel := context.WithTimeout(e.life, e.callTimeout)
 	defer cancel()
 	var lines [][]byte
-	err := call(ctx, "read the proposal", func() (err error) {
+	err := neovims.Call(ctx, "read the proposal", func() (err error) {
 		lines, err = e.v.BufferLines(nvimrpc.Buffer(buf), 0, -1, false)
 		return err
 	})

@@ -19,7 +19,7 @@ import (
 func pluginNvim(tb testing.TB) *nvimrpc.Nvim {
 	tb.Helper()
 	dir := tb.TempDir()
-	v := testenv.EmbedNeovim(tb, testNvim(tb), dir, testenv.Env("HOME="+dir, "XDG_STATE_HOME="+dir), "-u", "NONE")
+	v := testenv.EmbedNeovim(tb, testenv.Neovims(tb)[0], dir, testenv.Env("HOME="+dir, "XDG_STATE_HOME="+dir), "-u", "NONE")
 	tb.Cleanup(func() { v.Close() })
 	if err := v.ExecLua(`vim.opt.rtp:prepend(...)`, nil, testenv.RepoRoot()); err != nil {
 		tb.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // Query answers the IDE tools that read editor state (and openFile), with the exact
@@ -130,7 +131,7 @@ func (e *Editor) openFile(ctx context.Context, args map[string]any) (string, err
 	optional(lua, args, "endText", "")
 	optional(lua, args, "selectToEndOfLine", false)
 	var ans openFileAnswer
-	err = callLua(ctx, e.v, "openFile", "query.open_file", &ans, lua)
+	err = neovims.CallLua(ctx, e.v, "openFile", "query.open_file", &ans, lua)
 	if err != nil {
 		return "", err
 	}
@@ -186,7 +187,7 @@ func (e *Editor) getDiagnostics(ctx context.Context, args map[string]any) (strin
 		luaArgs = append(luaArgs, path)
 	}
 	var ans diagnosticsAnswer
-	if err := callLua(ctx, e.v, "getDiagnostics", "query.diagnostics", &ans, luaArgs...); err != nil {
+	if err := neovims.CallLua(ctx, e.v, "getDiagnostics", "query.diagnostics", &ans, luaArgs...); err != nil {
 		return "", err
 	}
 	if ans.NotOpen {
@@ -222,7 +223,7 @@ type selectionAnswer struct {
 
 func (e *Editor) getSelection(ctx context.Context, current bool) (string, error) {
 	var ans selectionAnswer
-	if err := callLua(ctx, e.v, "read the selection", "query.selection", &ans); err != nil {
+	if err := neovims.CallLua(ctx, e.v, "read the selection", "query.selection", &ans); err != nil {
 		return "", err
 	}
 	if !current {
@@ -285,7 +286,7 @@ type editorTab struct {
 
 func (e *Editor) getOpenEditors(ctx context.Context) (string, error) {
 	var list []openEditor
-	if err := callLua(ctx, e.v, "list open editors", "query.open_editors", &list); err != nil {
+	if err := neovims.CallLua(ctx, e.v, "list open editors", "query.open_editors", &list); err != nil {
 		return "", err
 	}
 	tabs := make([]editorTab, 0, len(list))
@@ -313,7 +314,7 @@ type workspaceFolder struct {
 
 func (e *Editor) getWorkspaceFolders(ctx context.Context) (string, error) {
 	var cwd string
-	if err := execLua(ctx, e.v, "read the cwd", `return vim.fn.getcwd()`, &cwd); err != nil {
+	if err := neovims.ExecLua(ctx, e.v, "read the cwd", `return vim.fn.getcwd()`, &cwd); err != nil {
 		return "", err
 	}
 	return jsonText(struct {
@@ -337,7 +338,7 @@ func (e *Editor) askDocument(ctx context.Context, args map[string]any, what stri
 	if path, err = requiredString(args, "filePath"); err != nil {
 		return "", ans, "", err
 	}
-	if err = callLua(ctx, e.v, what, "query.document", &ans, expandHome(path), save); err != nil {
+	if err = neovims.CallLua(ctx, e.v, what, "query.document", &ans, expandHome(path), save); err != nil {
 		return "", ans, "", err
 	}
 	if !ans.Open {

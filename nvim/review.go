@@ -16,6 +16,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 	"github.com/mcpdiff/mcpdiff/internal/storewatch"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // reviewer keeps Neovim's view of the edit history current: the pending hunks of
@@ -212,7 +213,7 @@ func (r *reviewer) update() {
 	ctx, cancel := context.WithTimeout(r.life, 10*time.Second)
 	defer cancel()
 	payload := map[string]any{"files": updates, "reload": reload, "workspaces": workspaces}
-	if err := callLua(ctx, r.v, "show pending hunks", "hunks._update", nil, payload); err != nil {
+	if err := neovims.CallLua(ctx, r.v, "show pending hunks", "hunks._update", nil, payload); err != nil {
 		r.logf("%v", err)
 	}
 }

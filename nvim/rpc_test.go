@@ -20,7 +20,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/reviewlist"
 )
 
-// The Lua functions Go calls (callLua's names) are the ones lua/mcpdiff/rpc.lua
+// The Lua functions Go calls (neovims.CallLua's names) are the ones lua/mcpdiff/rpc.lua
 // lists, both ways, each listed once and defined where its entry sends it; and no
 // other Go code requires a plugin module.
 func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
@@ -67,7 +67,7 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 		if d.IsDir() && (d.Name() == "tests" || d.Name() == "testenv" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("..", "nvim", "rpc.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("..", "nvim", "neovims", "rpc.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -76,7 +76,7 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 		}
 		for _, s := range stringLiterals(t, path, src) {
 			if strings.Contains(s, `require("mcpdiff.`) || strings.Contains(s, `package.loaded["mcpdiff.`) {
-				t.Errorf("%s runs the plugin's Lua without callLua: %q", path, s)
+				t.Errorf("%s runs the plugin's Lua without neovims.CallLua: %q", path, s)
 			}
 		}
 		return nil
@@ -86,14 +86,16 @@ func TestGoCallsOnlyTheseLuaFunctions(t *testing.T) {
 	}
 }
 
-// luaNamesGoCalls is every name the package's Go code passes to callLua, each a
-// string literal.
+// luaNamesGoCalls is every name the Go code of this package and of neovims passes to
+// CallLua, each a string literal.
 func luaNamesGoCalls(t *testing.T) map[string]bool {
 	t.Helper()
 	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	inner, err2 := filepath.Glob("neovims/*.go")
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
 	}
+	files = append(files, inner...)
 	called := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, path := range files {
@@ -109,24 +111,33 @@ func luaNamesGoCalls(t *testing.T) map[string]bool {
 			if !ok {
 				return true
 			}
-			if id, ok := c.Fun.(*ast.Ident); !ok || id.Name != "callLua" || len(c.Args) < 4 {
+			name := ""
+			switch f := c.Fun.(type) {
+			case *ast.Ident: // inside neovims
+				name = f.Name
+			case *ast.SelectorExpr: // neovims.CallLua
+				if pkg, ok := f.X.(*ast.Ident); ok && pkg.Name == "neovims" {
+					name = f.Sel.Name
+				}
+			}
+			if name != "CallLua" || len(c.Args) < 4 {
 				return true
 			}
 			lit, ok := c.Args[3].(*ast.BasicLit)
-			name, err := "", error(nil)
+			luaName, err := "", error(nil)
 			if ok && lit.Kind == token.STRING {
-				name, err = strconv.Unquote(lit.Value)
+				luaName, err = strconv.Unquote(lit.Value)
 			}
 			if !ok || lit.Kind != token.STRING || err != nil {
-				t.Errorf("%s: callLua's name is not a string literal", fset.Position(c.Pos()))
+				t.Errorf("%s: CallLua's name is not a string literal", fset.Position(c.Pos()))
 				return true
 			}
-			called[name] = true
+			called[luaName] = true
 			return true
 		})
 	}
 	if len(called) == 0 {
-		t.Fatal("found no call of callLua")
+		t.Fatal("found no call of CallLua")
 	}
 	return called
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // Who records a diff the user accepted: the server that accepted it. Claude Code
@@ -16,12 +17,6 @@ import (
 // A write is claimed when this server recorded it lately and the file has not been
 // written since, or when a write watch waits for exactly that text and records it
 // within claimWait.
-
-// Written is a file as a hook saw it just after a write.
-type Written struct {
-	Path string `msgpack:"path"` // absolute
-	Hash string `msgpack:"hash"` // lowercase hex SHA-256 of the bytes the file holds
-}
 
 const (
 	// claimWait bounds how long ClaimWrites waits for a watch to record the write it
@@ -109,7 +104,7 @@ func (c *claims) take(path, hash string, now time.Time) bool {
 // ClaimWrites answers a hook's question: which of these writes did this server
 // accept and record (so the hook must not record them again)? It waits, at most
 // claimWait, for a write watch that holds a write's text to record it.
-func (s *Server) ClaimWrites(writes []Written) []bool {
+func (s *Server) ClaimWrites(writes []neovims.Written) []bool {
 	claimed := make([]bool, len(writes))
 	paths := make([]string, len(writes))
 	for i, w := range writes {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpdiff/mcpdiff/internal/edit"
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // The question Claude Code's PostToolUse hook asks before it records a write: did
@@ -16,7 +17,7 @@ import (
 
 // claimed asks s about one write of path holding text.
 func claimed(s *testServer, path, text string) bool {
-	return s.ClaimWrites([]Written{{Path: path, Hash: edit.FileHash([]byte(text))}})[0]
+	return s.ClaimWrites([]neovims.Written{{Path: path, Hash: edit.FileHash([]byte(text))}})[0]
 }
 
 // recordedAndClosed accepts a diff of path with text, writes it as the CLI does, and

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/mcpdiff/mcpdiff/bridge/ide/lockfile"
 )
 
 func TestLockFileIsPrivateCompactAndComplete(t *testing.T) {
@@ -95,7 +97,7 @@ func TestSetWorkspaceRewritesTheLockFile(t *testing.T) {
 	if err := s.SetWorkspace([]string{folder}); err != nil {
 		t.Fatal(err)
 	}
-	var lock lockFileContent
+	var lock lockfile.Content
 	data, _ := os.ReadFile(s.LockPath())
 	if err := json.Unmarshal(data, &lock); err != nil {
 		t.Fatal(err)

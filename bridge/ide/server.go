@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpdiff/mcpdiff/bridge/ide/lockfile"
 )
 
 // Options configures a Server. Editor and PID are required.
@@ -219,7 +221,7 @@ func (s *Server) Start() error {
 	if err := s.validateOptions(); err != nil {
 		return err
 	}
-	dir, err := resolveLockDir(s.opts.LockDir)
+	dir, err := lockfile.Dir(s.opts.LockDir)
 	if err != nil {
 		return err
 	}
@@ -229,7 +231,7 @@ func (s *Server) Start() error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	lockPath := filepath.Join(dir, strconv.Itoa(port)+".lock")
-	if err := writeLockFile(lockPath, s.lockContentLocked()); err != nil {
+	if err := lockfile.Write(lockPath, s.lockContentLocked()); err != nil {
 		ln.Close()
 		return err
 	}
@@ -292,7 +294,7 @@ func (s *Server) validateOptions() error {
 	if s.editor == nil {
 		return errors.New("ide: Options.Editor is required")
 	}
-	if err := checkLivePID(s.opts.PID); err != nil {
+	if err := lockfile.CheckLivePID(s.opts.PID); err != nil {
 		return err
 	}
 	return checkFolders(s.folders)
@@ -358,7 +360,7 @@ func (s *Server) Stop() error {
 	wg.Wait()
 	s.endLife() // ends the accepted-write watchers
 	s.tasks.Wait()
-	lockErr := removeLockFile(s.lockPath)
+	lockErr := lockfile.Remove(s.lockPath)
 	s.logf("ide: stopped (port %d closed, lock file removed)", s.port)
 	return errors.Join(closeErr, lockErr)
 }
@@ -392,15 +394,15 @@ func (s *Server) SetWorkspace(folders []string) error {
 	if s.state != stateRunning {
 		return nil
 	}
-	return writeLockFile(s.lockPath, s.lockContentLocked())
+	return lockfile.Write(s.lockPath, s.lockContentLocked())
 }
 
-func (s *Server) lockContentLocked() lockFileContent {
+func (s *Server) lockContentLocked() lockfile.Content {
 	folders := s.folders
 	if folders == nil {
 		folders = []string{} // the CLI expects an array, never null
 	}
-	return lockFileContent{
+	return lockfile.Content{
 		PID:              s.opts.PID,
 		WorkspaceFolders: folders,
 		IDEName:          s.opts.IDEName,

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/bridge/ide/lockfile"
 	"github.com/mcpdiff/mcpdiff/internal/history"
-	"github.com/mcpdiff/mcpdiff/nvim"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // askNeovimsFor bounds the wait for the Neovims' answers about unsaved buffers. A
@@ -50,12 +50,12 @@ func (e *unsavedError) Error() string {
 }
 
 func (g *bufferGuard) check(paths []string) error {
-	addrs := nvim.Neovims(paths, os.Getenv("NVIM"), ide.LockDirs())
+	addrs := neovims.Find(paths, os.Getenv("NVIM"), lockfile.Dirs())
 	if len(addrs) == 0 {
 		return nil
 	}
 	unsaved := &unsavedError{}
-	for _, a := range nvim.AskUnsaved(addrs, paths, askNeovimsFor) {
+	for _, a := range neovims.AskUnsaved(addrs, paths, askNeovimsFor) {
 		if a.Err != nil {
 			warn(g.stderr, []string{fmt.Sprintf("%v; going on without its answer (Neovim warns before saving over a file changed on disk)", a.Err)})
 			continue
@@ -79,5 +79,5 @@ func (g *bufferGuard) reload(files []string) {
 	if len(files) == 0 || len(g.answered) == 0 {
 		return
 	}
-	nvim.ReloadIn(g.answered, files, askNeovimsFor)
+	neovims.ReloadIn(g.answered, files, askNeovimsFor)
 }

@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/hookcmd"
 )
 
 // command is one command of the binary: how it runs, and what `mcpdiff help
@@ -131,7 +134,8 @@ func init() {
 				"one to a file with unsaved changes in Neovim. NAME is claude (the default), codex, gemini, " +
 				"opencode, copilot or cursor; EVENT names the event where the agent's JSON does not (Copilot CLI). " +
 				"Installed by `mcpdiff hooks install`, never run by hand.",
-			run: nil}, // set in run: it needs the start time
+			// hookcmd's init runs it before main starts, unless asked for help.
+			run: func(args []string) int { return hookcmd.Run(time.Now(), args, os.Stdin, os.Stdout, os.Stderr) }},
 		{name: "nvim", summary: "the process the Neovim plugin starts (never by hand)",
 			usage: []string{"nvim"},
 			about: "Started by the Lua plugin as an RPC job: it serves Claude Code's IDE protocol for that Neovim " +

@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/mcpdiff/mcpdiff"
 )
@@ -18,10 +17,10 @@ var version = mcpdiff.Version
 var commit = "unknown"
 
 func main() {
-	os.Exit(run(time.Now(), os.Args[1:]))
+	os.Exit(run(os.Args[1:]))
 }
 
-func run(start time.Time, args []string) (code int) {
+func run(args []string) (code int) {
 	if len(args) == 0 {
 		printUsage(os.Stderr)
 		return exitUsage
@@ -52,9 +51,6 @@ func run(start time.Time, args []string) (code int) {
 		// reads as the sequence of steps it is.
 		runtime.LockOSThread()
 		defer exitOnPanic(&code)
-	}
-	if name == "hook" {
-		return runHook(start, args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	return c.run(args[1:])
 }

@@ -27,9 +27,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/bridge/ide/lockfile"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
-	"github.com/mcpdiff/mcpdiff/nvim"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // rootFlags collects repeated --root flags.
@@ -57,7 +58,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveOptions) {
 	o.toolsets = fs.String("toolsets", "all", "comma-separated `toolsets`: "+strings.Join(filetools.Toolsets, ","))
 	o.http = fs.String("http", "", "serve streamable HTTP on this loopback `address` (127.0.0.1:PORT) instead of stdio")
 	o.nvim = fs.String("nvim", "", "Neovim's RPC `address` (default $NVIM): files with unsaved changes there are protected")
-	o.maxSize = fs.Int64("max-file-size", filetools.DefaultMaxFileSize, "largest text file the tools read or edit, in `bytes`")
+	o.maxSize = fs.Int64("max-file-size", workspace.DefaultMaxFileSize, "largest text file the tools read or edit, in `bytes`")
 	o.fsync = fs.Bool("fsync", false, "fsync each written file and its folder (slower; see docs/behaviour.md)")
 	return fs, o
 }
@@ -88,7 +89,7 @@ func runServe(args []string, stderr io.Writer) int {
 		cfg.Toolsets = strings.Split(*toolsets, ",")
 	}
 	if *nvimAddr != "" {
-		if b, err := nvim.Dial(*nvimAddr); err != nil {
+		if b, err := neovims.Dial(*nvimAddr); err != nil {
 			logger.Printf("Neovim at %s not reachable, serving without buffer checks: %v", *nvimAddr, err)
 		} else {
 			defer b.Close()
@@ -130,7 +131,7 @@ type lockFileNeovims struct{}
 
 func (lockFileNeovims) Modified(path string) (bool, error) {
 	paths := []string{path}
-	for _, a := range nvim.AskUnsaved(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor) {
+	for _, a := range neovims.AskUnsaved(neovims.Find(paths, "", lockfile.Dirs()), paths, askNeovimsFor) {
 		if a.Err != nil {
 			return false, a.Err
 		}
@@ -142,7 +143,7 @@ func (lockFileNeovims) Modified(path string) (bool, error) {
 }
 
 func (lockFileNeovims) Reload(paths ...string) error {
-	nvim.ReloadIn(nvim.Neovims(paths, "", ide.LockDirs()), paths, askNeovimsFor)
+	neovims.ReloadIn(neovims.Find(paths, "", lockfile.Dirs()), paths, askNeovimsFor)
 	return nil
 }
 

@@ -3,10 +3,9 @@ package claudehooks
 import (
 	"slices"
 
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
 	"github.com/mcpdiff/mcpdiff/internal/edit"
 	"github.com/mcpdiff/mcpdiff/internal/history"
-	"github.com/mcpdiff/mcpdiff/nvim"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // Who records a write of a diff the user accepted in Neovim (Claude Code's openDiff,
@@ -36,16 +35,16 @@ func leaveToBridge(byStore map[string]*commits, o Options) {
 	if len(asked) == 0 {
 		return
 	}
-	addrs := nvim.Neovims(paths, o.Nvim, o.LockDirs)
+	addrs := neovims.Find(paths, o.Nvim, o.LockDirs)
 	if len(addrs) == 0 {
 		return // nobody to ask: no cost for users without an mcpdiff Neovim
 	}
-	writes := make([]ide.Written, len(asked))
+	writes := make([]neovims.Written, len(asked))
 	for n, c := range asked {
 		ch := c.in.main[c.i]
-		writes[n] = ide.Written{Path: ch.Path, Hash: edit.FileHash(ch.After)}
+		writes[n] = neovims.Written{Path: ch.Path, Hash: edit.FileHash(ch.After)}
 	}
-	claimed := nvim.AskClaimed(addrs, writes, askNeovimFor)
+	claimed := neovims.AskClaimed(addrs, writes, askNeovimFor)
 	// Backwards: a commit's later changes go first, so the indexes still hold.
 	for n := len(asked) - 1; n >= 0; n-- {
 		if c := asked[n]; claimed[n] {

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/mcpdiff/mcpdiff/internal/history"
-	"github.com/mcpdiff/mcpdiff/nvim"
+	"github.com/mcpdiff/mcpdiff/nvim/neovims"
 )
 
 // The unsaved-buffer guard: before Claude Code writes a file, every Neovim that might
 // have it open is asked whether its buffer has unsaved changes; if one has, the
-// write is denied. Those Neovims are found as nvim.Neovims finds them: the one whose
+// write is denied. Those Neovims are found as neovims.Find finds them: the one whose
 // terminal runs Claude Code ($NVIM), and every running Neovim with mcpdiff whose
 // workspace folders hold the file or lie in the workspace of its edit history.
 //
@@ -28,7 +28,7 @@ func guard(ctx context.Context, paths []string, o Options, a *Agent) (r Result, 
 	type question struct{ addr, path string }
 	var qs []question
 	for _, p := range paths {
-		for _, addr := range nvim.Neovims([]string{p}, o.Nvim, o.LockDirs) {
+		for _, addr := range neovims.Find([]string{p}, o.Nvim, o.LockDirs) {
 			qs = append(qs, question{addr, p})
 		}
 	}
@@ -77,7 +77,7 @@ type answer struct {
 // has, tells that Neovim's user that a's write was refused. A Neovim that cannot be
 // reached has exited (its lock file or $NVIM outlived it): no.
 func ask(ctx context.Context, addr, path string, a *Agent) answer {
-	b, err := nvim.DialContext(ctx, addr)
+	b, err := neovims.DialContext(ctx, addr)
 	if err != nil {
 		return answer{}
 	}

@@ -22,7 +22,7 @@ local RACY_FINE, RACY_SECONDS = 0.02, 2
 local RACY = "#racy" -- the stamp's suffix when the bytes are kept
 
 -- The bytes of racy stamps, by buffer: shared by this module and the copy Go runs
--- (see nvim/buffers.go), which both find it here.
+-- (see nvim/neovims/buffers.go), which both find it here.
 local REGISTRY = "mcpdiff.buffers.racy"
 package.loaded[REGISTRY] = package.loaded[REGISTRY] or {}
 local racy_bytes = package.loaded[REGISTRY]

@@ -1,11 +1,11 @@
 -- The Lua functions the Go side (`mcpdiff nvim`; `mcpdiff hook` for bridge.claimed)
--- calls, the one list of them. Go calls them by name only through callLua in
--- nvim/rpc.go:
+-- calls, the one list of them. Go calls them by name only through CallLua in
+-- nvim/neovims/rpc.go:
 -- require("mcpdiff.rpc").call(name, ...); TestGoCallsOnlyTheseLuaFunctions checks
 -- that the names Go uses and the names listed here are the same set. Each entry
 -- requires its module when called, so loading this list loads nothing else.
 -- (buffers.lua is the exception: Go runs it embedded, in Neovims that may not have
--- the plugin; see nvim/buffers.go.)
+-- the plugin; see nvim/neovims/buffers.go.)
 local M = {}
 
 ---@type table<string, function>

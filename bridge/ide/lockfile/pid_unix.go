@@ -1,6 +1,6 @@
 //go:build unix
 
-package ide
+package lockfile
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// checkLivePID refuses a pid the CLI would consider dead: it deletes lock files whose
+// CheckLivePID refuses a pid the CLI would consider dead: it deletes lock files whose
 // pid is not a running process and never connects to them.
-func checkLivePID(pid int) error {
+func CheckLivePID(pid int) error {
 	if pid <= 0 {
 		return fmt.Errorf("ide: Options.PID is %d; it must be the editor's (live) process id", pid)
 	}
@@ -23,4 +23,4 @@ func checkLivePID(pid int) error {
 
 // ProcessAlive reports whether pid is a running process, as the CLI decides whether
 // a lock file is stale.
-func ProcessAlive(pid int) bool { return pid > 0 && checkLivePID(pid) == nil }
+func ProcessAlive(pid int) bool { return pid > 0 && CheckLivePID(pid) == nil }

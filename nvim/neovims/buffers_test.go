@@ -1,4 +1,4 @@
-package nvim
+package neovims
 
 import (
 	"fmt"

@@ -1,4 +1,10 @@
-package nvim
+// Package neovims is how a process other than the bridge talks to the user's running
+// Neovims: finding those that may hold a file ($NVIM, and the IDE lock files of the
+// Neovims running mcpdiff), and asking them over RPC, each call with a deadline,
+// whether they hold unsaved changes, to reload buffers, and which writes their bridge
+// recorded. The hooks, `mcpdiff serve` and the CLI's decisions use it; it links no MCP
+// server, so neither does a hook's process until it needs one (internal/hookcmd).
+package neovims
 
 import (
 	"context"
@@ -28,9 +34,11 @@ var (
 	reloadLua   = buffersLua("reload")
 )
 
-func reloadBuffers(ctx context.Context, v *nvimrpc.Nvim, paths []string) (int, error) {
+// ReloadBuffers has Neovim re-read its unmodified buffers of paths (absolute),
+// keeping cursor and view, and returns how many it re-read.
+func ReloadBuffers(ctx context.Context, v *nvimrpc.Nvim, paths []string) (int, error) {
 	var n int
-	err := execLua(ctx, v, "reload buffers", reloadLua, &n, paths)
+	err := ExecLua(ctx, v, "reload buffers", reloadLua, &n, paths)
 	return n, err
 }
 
@@ -96,7 +104,7 @@ func (b *Buffers) Modified(path string) (bool, error) {
 	ctx, cancel := b.context()
 	defer cancel()
 	var modified bool
-	err = call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(modifiedLua, &modified, []string{path}) })
+	err = Call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(modifiedLua, &modified, []string{path}) })
 	if err == nil {
 		return modified, nil
 	}
@@ -116,7 +124,7 @@ func (b *Buffers) Unsaved(paths []string) ([]string, error) {
 	ctx, cancel := b.context()
 	defer cancel()
 	var unsaved []string
-	err := call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(unsavedLua, &unsaved, paths) })
+	err := Call(ctx, "check for unsaved changes", func() error { return b.v.ExecLua(unsavedLua, &unsaved, paths) })
 	if err == nil || b.gone(err) {
 		return unsaved, nil
 	}
@@ -147,7 +155,7 @@ func (b *Buffers) Notify(text string) error {
 	}
 	ctx, cancel := b.context()
 	defer cancel()
-	return call(ctx, "show a message", func() error {
+	return Call(ctx, "show a message", func() error {
 		return b.v.ExecLua("local text = ...; vim.schedule(function() vim.notify(text, vim.log.levels.WARN) end)", nil, text)
 	})
 }
@@ -168,7 +176,7 @@ func (b *Buffers) Reload(paths ...string) error {
 	}
 	ctx, cancel := b.context()
 	defer cancel()
-	_, err := reloadBuffers(ctx, b.v, abs)
+	_, err := ReloadBuffers(ctx, b.v, abs)
 	if err != nil && b.gone(err) {
 		return nil
 	}

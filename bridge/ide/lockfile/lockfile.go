@@ -1,4 +1,9 @@
-package ide
+// Package lockfile is the lock files of Claude Code's IDE protocol: the folders the
+// CLI reads them from, writing one (the IDE server) and reading them all (the hooks and
+// the CLI's decisions, which find the Neovims that may hold a file through them). It
+// stands apart from the IDE server so that a process which only reads them (every
+// hook call) does not link mcp-go's server.
+package lockfile
 
 import (
 	"encoding/json"
@@ -16,10 +21,10 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// lockFileContent is what the CLI reads from <dir>/<port>.lock. Field order and
+// Content is what the CLI reads from <dir>/<port>.lock. Field order and
 // names follow the IDE protocol; the port is only in the file name. NvimServer is
 // mcpdiff's own (the CLI ignores fields it does not know).
-type lockFileContent struct {
+type Content struct {
 	PID              int      `json:"pid"`
 	WorkspaceFolders []string `json:"workspaceFolders"`
 	IDEName          string   `json:"ideName"`
@@ -32,7 +37,7 @@ type lockFileContent struct {
 // written with jsonscan, because the first json.Marshal of a process (its code paged
 // in, the type's encoder built) took half a millisecond of the time Claude Code waits
 // for this file.
-func (c lockFileContent) json() []byte {
+func (c Content) json() []byte {
 	b := append(make([]byte, 0, 256), `{"pid":`...)
 	b = strconv.AppendInt(b, int64(c.PID), 10)
 	b = append(b, `,"workspaceFolders":[`...)
@@ -55,21 +60,21 @@ func (c lockFileContent) json() []byte {
 	return append(b, '}')
 }
 
-// resolveLockDir picks the lock-file folder the way the CLI looks for it: dir when
-// given, else the first of LockDirs.
-func resolveLockDir(dir string) (string, error) {
+// Dir picks the lock-file folder the way the CLI looks for it: dir when given, else
+// the first of Dirs.
+func Dir(dir string) (string, error) {
 	if dir != "" {
 		return dir, nil
 	}
-	if dirs := LockDirs(); len(dirs) > 0 {
+	if dirs := Dirs(); len(dirs) > 0 {
 		return dirs[0], nil
 	}
 	return "", errors.New("ide: cannot find the lock-file folder: no home folder (set CLAUDE_CONFIG_DIR or Options.LockDir)")
 }
 
-// LockDirs are the folders the CLI reads lock files from: $CLAUDE_CONFIG_DIR/ide when
+// Dirs are the folders the CLI reads lock files from: $CLAUDE_CONFIG_DIR/ide when
 // that is set, and ~/.claude/ide.
-func LockDirs() []string {
+func Dirs() []string {
 	var dirs []string
 	if config := os.Getenv("CLAUDE_CONFIG_DIR"); config != "" {
 		dirs = append(dirs, filepath.Join(config, "ide"))
@@ -82,17 +87,17 @@ func LockDirs() []string {
 	return dirs
 }
 
-// LockFile is one lock file as read back: which editor serves where.
-type LockFile struct {
+// File is one lock file as read back: which editor serves where.
+type File struct {
 	Path string
-	lockFileContent
+	Content
 }
 
-// ReadLockFiles reads the lock files in dirs; unreadable or malformed ones (another
+// Read reads the lock files in dirs; unreadable or malformed ones (another
 // IDE's, or one being replaced), and anything that is not a regular file, are
 // skipped.
-func ReadLockFiles(dirs []string) []LockFile {
-	var out []LockFile
+func Read(dirs []string) []File {
+	var out []File
 	for _, dir := range dirs {
 		names, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
 		for _, name := range names {
@@ -100,8 +105,8 @@ func ReadLockFiles(dirs []string) []LockFile {
 			if err != nil {
 				continue
 			}
-			lf := LockFile{Path: name}
-			if json.Unmarshal(data, &lf.lockFileContent) == nil {
+			lf := File{Path: name}
+			if json.Unmarshal(data, &lf.Content) == nil {
 				out = append(out, lf)
 			}
 		}
@@ -131,11 +136,11 @@ func readLockFile(name string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxLockFile))
 }
 
-// writeLockFile writes the lock file atomically: the CLI deletes lock files it cannot
+// Write writes the lock file atomically: the CLI deletes lock files it cannot
 // parse, so a half-written one would silently unregister the editor. It is not flushed
 // to disk: after a crash of the machine the editor it names is gone anyway. The folder
 // is private (0700, also when it already existed) and the file 0600: it holds the token.
-func writeLockFile(path string, content lockFileContent) error {
+func Write(path string, content Content) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("ide: create lock-file folder: %w", err)
@@ -156,9 +161,9 @@ func writeLockFile(path string, content lockFileContent) error {
 	return nil
 }
 
-// removeLockFile removes our own lock file; other files in the shared folder belong
+// Remove removes our own lock file; other files in the shared folder belong
 // to other editors and are never touched.
-func removeLockFile(path string) error {
+func Remove(path string) error {
 	if path == "" {
 		return nil
 	}

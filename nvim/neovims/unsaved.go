@@ -1,4 +1,4 @@
-package nvim
+package neovims
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/bridge/ide"
+	"github.com/mcpdiff/mcpdiff/bridge/ide/lockfile"
 	"github.com/mcpdiff/mcpdiff/internal/history"
 )
 
@@ -20,12 +20,12 @@ import (
 // or lie in the workspace of one's edit history, found through the lock files of
 // their IDE servers, which carry Neovim's RPC address.
 
-// Neovims lists the RPC addresses of the Neovims to ask about paths: own (the
+// Find lists the RPC addresses of the Neovims to ask about paths: own (the
 // $NVIM of a process run inside a Neovim, or "") and every live Neovim whose lock
 // file, in lockDirs, names a workspace folder that holds one of paths, or that lies
 // in the workspace of a path's edit history (a Neovim started in a subfolder of the
 // project edits the project's other files too).
-func Neovims(paths []string, own string, lockDirs []string) []string {
+func Find(paths []string, own string, lockDirs []string) []string {
 	var addrs []string
 	seen := map[string]bool{}
 	add := func(a string) {
@@ -36,8 +36,8 @@ func Neovims(paths []string, own string, lockDirs []string) []string {
 	}
 	add(own)
 	var real, workspaces []string
-	for _, lf := range ide.ReadLockFiles(lockDirs) {
-		if lf.NvimServer == "" || !ide.ProcessAlive(lf.PID) {
+	for _, lf := range lockfile.Read(lockDirs) {
+		if lf.NvimServer == "" || !lockfile.ProcessAlive(lf.PID) {
 			continue
 		}
 		if real == nil { // only when there is a Neovim to ask

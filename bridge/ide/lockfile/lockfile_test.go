@@ -1,4 +1,4 @@
-package ide
+package lockfile
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 )
 
 // The server writes its lock file where the CLI reads: the folder it picks is the
-// first that LockDirs (what checkhealth and the tests list) names.
+// first that Dirs (what checkhealth and the tests list) names.
 func TestLockDirIsTheFirstTheCLIReads(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -18,11 +18,11 @@ func TestLockDirIsTheFirstTheCLIReads(t *testing.T) {
 		if config != "" {
 			want = filepath.Join(config, "ide")
 		}
-		got, err := resolveLockDir("")
-		if err != nil || got != want || LockDirs()[0] != want {
-			t.Errorf("CLAUDE_CONFIG_DIR=%q: resolveLockDir = %q, %v; LockDirs = %v; want %s first", config, got, err, LockDirs(), want)
+		got, err := Dir("")
+		if err != nil || got != want || Dirs()[0] != want {
+			t.Errorf("CLAUDE_CONFIG_DIR=%q: Dir = %q, %v; Dirs = %v; want %s first", config, got, err, Dirs(), want)
 		}
-		if got, _ := resolveLockDir("/given"); got != "/given" {
+		if got, _ := Dir("/given"); got != "/given" {
 			t.Errorf("a given folder is used as it is, got %q", got)
 		}
 	}
@@ -34,9 +34,9 @@ func FuzzLockFileJSON(f *testing.F) {
 	f.Add(1, "/home/u/src", "/x \"y\"\n", "Neovim", "0123abcd", "/run/nvim.1.0")
 	f.Add(-5, "", "caf\xe9 <&> \u2028\t\x01", "", "", "")
 	f.Fuzz(func(t *testing.T, pid int, folder, other, name, token, server string) {
-		c := lockFileContent{PID: pid, WorkspaceFolders: []string{folder, other}, IDEName: name,
+		c := Content{PID: pid, WorkspaceFolders: []string{folder, other}, IDEName: name,
 			Transport: "ws", AuthToken: token, NvimServer: server}
-		var got, want lockFileContent
+		var got, want Content
 		if err := json.Unmarshal(c.json(), &got); err != nil {
 			t.Fatalf("%s: %v", c.json(), err)
 		}
