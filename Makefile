@@ -1,11 +1,13 @@
-# make        builds bin/mcpdiff and doc/tags (what lazy.nvim's `build = "make"` runs)
+# make        builds bin/mcpdiff and doc/tags (what lazy.nvim's `build = "make"` runs);
+#             without Go, on a release tag, downloads the released bin/mcpdiff instead
 # make test   the whole suite: lint (Go and Lua), unit and end-to-end tests with -race
 #             on Neovim 0.7.2 and 0.10, and a short run of every fuzz target
-# make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua
+# make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua, actionlint
 # make bench  benchmarks, side by side with the peers they name; their tables go into
 #             docs/benchmarks.md
 # make cross  builds and vets for macOS, Windows, FreeBSD and Linux/arm64 (part of make test)
-# make release  bin/mcpdiff for each of those systems, into dist/, with SHA256SUMS
+# make release  bin/mcpdiff for Linux amd64 and each of those systems, into dist/, with
+#             SHA256SUMS (also release/SHA256SUMS, which a release commits)
 # make screenshots  the README's pictures, doc/images/*.png: Neovim 0.10's terminal UI
 #             in tmux, drawn by headless Chromium (SCREENSHOTS=DIR writes them elsewhere)
 
@@ -21,16 +23,20 @@ FUZZTIME ?= 4s
 # doc/tags first: `:help mcpdiff` works even when the Go build cannot run.
 all: doc/tags $(BIN)
 
-# Without Go, one line that says what to install (instead of the recipe, sh's "go: not
-# found" and make's own error); $(error) is expanded only when the binary is rebuilt.
-NO_GO := mcpdiff: building bin/mcpdiff needs Go 1.25 or newer, and '$(GO)' is not on PATH: install it from https://go.dev/dl/ (or your package manager), then run make again
-
 # Without cgo the binary is static (the only network it uses is 127.0.0.1, for which
 # Go's own resolver is enough): no dynamic loader at every start (a hook runs on every
 # edit, the bridge with every Neovim), and no libc pages in `mcpdiff nvim`'s memory.
+ifneq ($(shell command -v $(GO) 2>/dev/null),)
 $(BIN): $(SOURCES)
-	$(if $(shell command -v $(GO)),,$(error $(NO_GO)))
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
+else
+# Without Go: on a release tag, the released binary for this system, checked against
+# the tag's release/SHA256SUMS (scripts/install-release); anywhere else, or when that
+# fails, its one line is make's $(error), with no line of make's own beside it.
+$(BIN): $(SOURCES)
+	$(eval INSTALLED := $(shell GO='$(GO)' scripts/install-release $(BIN) && echo ok))
+	$(if $(filter ok,$(lastword $(INSTALLED))),$(info $(filter-out ok,$(INSTALLED))),$(error $(INSTALLED)))
+endif
 
 # The end-to-end suites run the -race build: its data races fail the suite that
 # started it (internal/testenv collects them through GORACE's log_path).
@@ -71,9 +77,10 @@ portable: $(PORTABLEBIN)
 	MCPDIFF_BIN=$(CURDIR)/$(PORTABLEBIN) $(GO) test -race -count=1 -tags portable -timeout 30m ./tests/serve/
 
 # Release binaries: static, one per system, named mcpdiff-VERSION-OS-ARCH (.exe on
-# Windows), with their SHA-256 sums (scripts/release).
+# Windows), the same bytes on every machine, with their SHA-256 sums in dist/ and in
+# release/SHA256SUMS, which a release commits before its tag (scripts/release).
 release:
-	scripts/release $(TARGETS)
+	scripts/release linux/amd64 $(TARGETS)
 
 # Every fuzz target for FUZZTIME; scripts/fuzz tells a finding from the fuzzing
 # engine's own failures.
@@ -81,7 +88,9 @@ fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz
 
 # Lint: each tool must report nothing. .ci/run installs them at pinned versions
-# (staticcheck and deadcode into Go's bin folder, stylua into ~/.cache/mcpdiff).
+# (staticcheck, deadcode and actionlint into Go's bin folder, stylua into
+# ~/.cache/mcpdiff); actionlint checks the workflows, and their shell steps with
+# shellcheck when it is on PATH.
 # internal/testenv is only for tests, so deadcode without -test finds all of it
 # unreachable: that part of its report is left out (deadcode -test still names a
 # helper no test uses). tests/bench is a module of its own (the peers it measures
@@ -100,10 +109,13 @@ lint:
 		if [ -n "$$out" ]; then echo "deadcode:"; echo "$$out"; exit 1; fi
 	luacheck -q lua plugin
 	$(STYLUA) --check lua plugin
+	$(GOBINDIR)/actionlint
 
 # The help tags, as Neovim's :helptags writes them (lazy.nvim writes the same file);
-# git-ignored, so that a plugin manager's clone stays clean.
+# git-ignored, so that a plugin manager's clone stays clean. A folder that cannot be
+# written is one line, as bin/mcpdiff's failures are.
 doc/tags: doc/*.txt scripts/helptags.awk
+	$(if $(shell test -w doc || echo no),$(error mcpdiff: doc/tags not written: cannot write in $(CURDIR)/doc (a read-only plugin folder?): make it writable, then run make again))
 	@LC_ALL=C awk -f scripts/helptags.awk doc/*.txt | LC_ALL=C sort > $@.tmp && mv $@.tmp $@
 
 # Each step's output is kept in bin/bench.log too; once every step has run, the

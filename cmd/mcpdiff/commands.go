@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -120,7 +121,7 @@ func init() {
 			usage: []string{"hooks install|uninstall|status|settings [--agent NAME|all] [--scope SCOPE] [--json]"},
 			about: hooksAbout,
 			run:   func(args []string) int { return runHooks(args, os.Stdout, os.Stderr) }},
-		{name: "version", summary: "print the version and the commit it was built from", byHand: true,
+		{name: "version", summary: "print the version and the commit it was built from (or that it is a release build)", byHand: true,
 			usage: []string{"version"},
 			run:   runVersion},
 		{name: "help", summary: "explain mcpdiff or one of its commands", byHand: true,
@@ -252,7 +253,11 @@ func runVersion(args []string) int {
 	if len(args) > 0 {
 		return usageError(os.Stderr, "version", fmt.Errorf("takes no arguments, not %q", args[0]))
 	}
-	fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
+	if origin == "release" {
+		fmt.Printf("mcpdiff %s (release build, %s/%s)\n", version, runtime.GOOS, runtime.GOARCH)
+	} else {
+		fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
+	}
 	return exitOK
 }
 

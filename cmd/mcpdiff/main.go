@@ -13,8 +13,13 @@ import (
 
 var version = mcpdiff.Version
 
-// commit is set by the Makefile (-ldflags "-X main.commit=...").
-var commit = "unknown"
+// commit is set by the Makefile (-ldflags "-X main.commit=..."); origin is "release"
+// in the binaries scripts/release builds, which carry no commit (their sums are
+// committed before the tag).
+var (
+	commit = "unknown"
+	origin = ""
+)
 
 func main() {
 	os.Exit(run(os.Args[1:]))
