@@ -55,8 +55,9 @@ test: $(BIN) $(RACEBIN) lint cross
 	$(GO) test -count=1 -run 'FiftyMegabyte' ./bridge/ide/
 	$(MAKE) fuzz
 
-# The systems a release is built for; CI runs on linux/amd64 only, so `cross` builds
-# the binary and vets every package (tests included) for the others.
+# The systems a release is built for besides linux/amd64; .ci/run runs on
+# linux/amd64 only (the workflows run macOS and Windows on GitHub's runners), so
+# `cross` builds the binary and vets every package (tests included) for the others.
 TARGETS := darwin/arm64 darwin/amd64 linux/arm64 windows/amd64 freebsd/amd64
 cross:
 	@set -e; for t in $(TARGETS); do \
@@ -87,10 +88,10 @@ release:
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz
 
-# Lint: each tool must report nothing. .ci/run installs them at pinned versions
-# (staticcheck, deadcode and actionlint into Go's bin folder, stylua into
-# ~/.cache/mcpdiff); actionlint checks the workflows, and their shell steps with
-# shellcheck when it is on PATH.
+# Lint: each tool must report nothing. .ci/lint-tools (which .ci/run runs) installs
+# them at pinned versions (staticcheck, deadcode and actionlint into Go's bin folder,
+# stylua into ~/.cache/mcpdiff); actionlint checks the workflows, and their shell
+# steps with shellcheck when it is on PATH (.ci/run installs Debian's).
 # internal/testenv is only for tests, so deadcode without -test finds all of it
 # unreachable: that part of its report is left out (deadcode -test still names a
 # helper no test uses). tests/bench is a module of its own (the peers it measures
