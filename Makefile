@@ -1,4 +1,5 @@
-# make        builds bin/mcpdiff and doc/tags (what lazy.nvim's `build = "make"` runs)
+# make        builds bin/mcpdiff and doc/tags (what lazy.nvim's `build = "make"` runs);
+#             without Go, on a release tag, downloads the released bin/mcpdiff instead
 # make test   the whole suite: lint (Go and Lua), unit and end-to-end tests with -race
 #             on Neovim 0.7.2 and 0.10, the portable paths, a short run of every fuzz
 #             target; it ends with the skipped tests and the 20 slowest
@@ -6,11 +7,12 @@
 #             needing neither Neovim nor an agent CLI
 # make test-nvim, test-agents, test-serve, test-install  one end-to-end suite group
 #             (CONTRIBUTING.md says which to run when)
-# make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua
+# make lint   gofmt, go vet, staticcheck, deadcode, luacheck, stylua, actionlint
 # make bench  benchmarks, side by side with the peers they name; their tables go into
 #             docs/benchmarks.md
 # make cross  builds and vets for macOS, Windows, FreeBSD and Linux/arm64 (part of make test)
-# make release  bin/mcpdiff for each of those systems, into dist/, with SHA256SUMS
+# make release  bin/mcpdiff for Linux amd64 and each of those systems, into dist/, with
+#             SHA256SUMS (also release/SHA256SUMS, which a release commits)
 # make screenshots  the README's pictures, doc/images/*.png: Neovim 0.10's terminal UI
 #             in tmux, drawn by headless Chromium (SCREENSHOTS=DIR writes them elsewhere)
 
@@ -29,16 +31,20 @@ TESTFUZZTIME := 2s
 # doc/tags first: `:help mcpdiff` works even when the Go build cannot run.
 all: doc/tags $(BIN)
 
-# Without Go, one line that says what to install (instead of the recipe, sh's "go: not
-# found" and make's own error); $(error) is expanded only when the binary is rebuilt.
-NO_GO := mcpdiff: building bin/mcpdiff needs Go 1.25 or newer, and '$(GO)' is not on PATH: install it from https://go.dev/dl/ (or your package manager), then run make again
-
 # Without cgo the binary is static (the only network it uses is 127.0.0.1, for which
 # Go's own resolver is enough): no dynamic loader at every start (a hook runs on every
 # edit, the bridge with every Neovim), and no libc pages in `mcpdiff nvim`'s memory.
+ifneq ($(shell command -v $(GO) 2>/dev/null),)
 $(BIN): $(SOURCES)
-	$(if $(shell command -v $(GO)),,$(error $(NO_GO)))
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/mcpdiff
+else
+# Without Go: on a release tag, the released binary for this system, checked against
+# the tag's release/SHA256SUMS (scripts/install-release); anywhere else, or when that
+# fails, its one line is make's $(error), with no line of make's own beside it.
+$(BIN): $(SOURCES)
+	$(eval INSTALLED := $(shell GO='$(GO)' scripts/install-release $(BIN) && echo ok))
+	$(if $(filter ok,$(lastword $(INSTALLED))),$(info $(filter-out ok,$(INSTALLED))),$(error $(INSTALLED)))
+endif
 
 # The end-to-end suites run the -race build: its data races fail the suite that
 # started it (internal/testenv collects them through GORACE's log_path).
@@ -98,8 +104,9 @@ test: all $(RACEBIN) $(TESTSUMMARY) lint cross
 	$(MAKE) fuzz FUZZTIME=$(TESTFUZZTIME)
 	@$(TESTSUMMARY) -slowest 20 $(TESTLOGS)/*.json
 
-# The systems a release is built for; CI runs on linux/amd64 only, so `cross` builds
-# the binary and vets every package (tests included) for the others.
+# The systems a release is built for besides linux/amd64; .ci/run runs on
+# linux/amd64 only (the workflows run macOS and Windows on GitHub's runners), so
+# `cross` builds the binary and vets every package (tests included) for the others.
 TARGETS := darwin/arm64 darwin/amd64 linux/arm64 windows/amd64 freebsd/amd64
 cross:
 	@set -e; for t in $(TARGETS); do \
@@ -125,17 +132,20 @@ portable: $(PORTABLEBIN) $(TESTSUMMARY)
 		-tags portable -run '$(PORTABLETESTS)' ./tests/serve/)
 
 # Release binaries: static, one per system, named mcpdiff-VERSION-OS-ARCH (.exe on
-# Windows), with their SHA-256 sums (scripts/release).
+# Windows), the same bytes on every machine, with their SHA-256 sums in dist/ and in
+# release/SHA256SUMS, which a release commits before its tag (scripts/release).
 release:
-	scripts/release $(TARGETS)
+	scripts/release linux/amd64 $(TARGETS)
 
 # Every fuzz target for FUZZTIME; scripts/fuzz tells a finding from the fuzzing
 # engine's own failures.
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz
 
-# Lint: each tool must report nothing. .ci/run installs them at pinned versions
-# (staticcheck and deadcode into Go's bin folder, stylua into ~/.cache/mcpdiff).
+# Lint: each tool must report nothing. .ci/lint-tools (which .ci/run runs) installs
+# them at pinned versions (staticcheck, deadcode and actionlint into Go's bin folder,
+# stylua into ~/.cache/mcpdiff); actionlint checks the workflows, and their shell
+# steps with shellcheck when it is on PATH (.ci/run installs Debian's).
 # internal/testenv is only for tests, so deadcode without -test finds all of it
 # unreachable: that part of its report is left out (deadcode -test still names a
 # helper no test uses). tests/bench is a module of its own (the peers it measures
@@ -143,7 +153,7 @@ fuzz:
 GOBINDIR := $(shell $(GO) env GOPATH 2>/dev/null)/bin
 STYLUA   ?= $(firstword $(wildcard $(HOME)/.cache/mcpdiff/stylua/node_modules/.bin/stylua) stylua)
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^third_party/')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt: not formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd tests/bench && $(GO) vet ./...
@@ -154,10 +164,13 @@ lint:
 		if [ -n "$$out" ]; then echo "deadcode:"; echo "$$out"; exit 1; fi
 	luacheck -q lua plugin
 	$(STYLUA) --check lua plugin
+	$(GOBINDIR)/actionlint
 
 # The help tags, as Neovim's :helptags writes them (lazy.nvim writes the same file);
-# git-ignored, so that a plugin manager's clone stays clean.
+# git-ignored, so that a plugin manager's clone stays clean. A folder that cannot be
+# written is one line, as bin/mcpdiff's failures are.
 doc/tags: doc/*.txt scripts/helptags.awk
+	$(if $(shell test -w doc || echo no),$(error mcpdiff: doc/tags not written: cannot write in $(CURDIR)/doc (a read-only plugin folder?): make it writable, then run make again))
 	@LC_ALL=C awk -f scripts/helptags.awk doc/*.txt | LC_ALL=C sort > $@.tmp && mv $@.tmp $@
 
 # Each step's output is kept in bin/bench.log too; once every step has run, the

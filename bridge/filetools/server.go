@@ -41,7 +41,7 @@ type Buffers interface {
 type Config struct {
 	Roots       []string         // --root folders; empty: the client's MCP roots, else the working directory
 	Toolsets    []string         // empty: all
-	MaxFileSize int64            // text files larger than this are refused (0: DefaultMaxFileSize)
+	MaxFileSize int64            // text files larger than this are refused (0: workspace.DefaultMaxFileSize)
 	MaxRead     int              // largest read result in bytes (0: DefaultMaxRead)
 	Sync        bool             // fsync written files and their folders
 	KeepSpares  bool             // keep files made ahead for the edit history's writes (a server that lives long)
@@ -51,11 +51,8 @@ type Config struct {
 	Logf        func(format string, args ...any)
 }
 
-// Defaults for the size limits.
-const (
-	DefaultMaxFileSize = 32 << 20
-	DefaultMaxRead     = 4 << 20
-)
+// DefaultMaxRead is the default size limit of a read's result.
+const DefaultMaxRead = 4 << 20
 
 // Server holds the MCP server and the state its tools share.
 type Server struct {
@@ -114,7 +111,7 @@ func (c scope) baseDir() string {
 // New builds the server and registers the selected toolsets.
 func New(cfg Config) (*Server, error) {
 	if cfg.MaxFileSize <= 0 {
-		cfg.MaxFileSize = DefaultMaxFileSize
+		cfg.MaxFileSize = workspace.DefaultMaxFileSize
 	}
 	if cfg.MaxRead <= 0 {
 		cfg.MaxRead = DefaultMaxRead

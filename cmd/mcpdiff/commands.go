@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
+	"time"
+
+	"github.com/mcpdiff/mcpdiff/internal/hookcmd"
 )
 
 // command is one command of the binary: how it runs, and what `mcpdiff help
@@ -117,7 +121,7 @@ func init() {
 			usage: []string{"hooks install|uninstall|status|settings [--agent NAME|all] [--scope SCOPE] [--json]"},
 			about: hooksAbout,
 			run:   func(args []string) int { return runHooks(args, os.Stdout, os.Stderr) }},
-		{name: "version", summary: "print the version and the commit it was built from", byHand: true,
+		{name: "version", summary: "print the version and the commit it was built from (or that it is a release build)", byHand: true,
 			usage: []string{"version"},
 			run:   runVersion},
 		{name: "help", summary: "explain mcpdiff or one of its commands", byHand: true,
@@ -131,7 +135,8 @@ func init() {
 				"one to a file with unsaved changes in Neovim. NAME is claude (the default), codex, gemini, " +
 				"opencode, copilot or cursor; EVENT names the event where the agent's JSON does not (Copilot CLI). " +
 				"Installed by `mcpdiff hooks install`, never run by hand.",
-			run: nil}, // set in run: it needs the start time
+			// hookcmd's init runs it before main starts, unless asked for help.
+			run: func(args []string) int { return hookcmd.Run(time.Now(), args, os.Stdin, os.Stdout, os.Stderr) }},
 		{name: "nvim", summary: "the process the Neovim plugin starts (never by hand)",
 			usage: []string{"nvim"},
 			about: "Started by the Lua plugin as an RPC job: it serves Claude Code's IDE protocol for that Neovim " +
@@ -248,7 +253,11 @@ func runVersion(args []string) int {
 	if len(args) > 0 {
 		return usageError(os.Stderr, "version", fmt.Errorf("takes no arguments, not %q", args[0]))
 	}
-	fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
+	if origin == "release" {
+		fmt.Printf("mcpdiff %s (release build, %s/%s)\n", version, runtime.GOOS, runtime.GOARCH)
+	} else {
+		fmt.Printf("mcpdiff %s (commit %s)\n", version, commit)
+	}
 	return exitOK
 }
 

@@ -7,21 +7,25 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/mcpdiff/mcpdiff"
 )
 
 var version = mcpdiff.Version
 
-// commit is set by the Makefile (-ldflags "-X main.commit=...").
-var commit = "unknown"
+// commit is set by the Makefile (-ldflags "-X main.commit=..."); origin is "release"
+// in the binaries scripts/release builds, which carry no commit (their sums are
+// committed before the tag).
+var (
+	commit = "unknown"
+	origin = ""
+)
 
 func main() {
-	os.Exit(run(time.Now(), os.Args[1:]))
+	os.Exit(run(os.Args[1:]))
 }
 
-func run(start time.Time, args []string) (code int) {
+func run(args []string) (code int) {
 	if len(args) == 0 {
 		printUsage(os.Stderr)
 		return exitUsage
@@ -52,9 +56,6 @@ func run(start time.Time, args []string) (code int) {
 		// reads as the sequence of steps it is.
 		runtime.LockOSThread()
 		defer exitOnPanic(&code)
-	}
-	if name == "hook" {
-		return runHook(start, args[1:], os.Stdin, os.Stdout, os.Stderr)
 	}
 	return c.run(args[1:])
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/idelock"
 	"github.com/mcpdiff/mcpdiff/internal/neovims"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
 // rootFlags collects repeated --root flags.
@@ -58,7 +59,7 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveOptions) {
 	o.toolsets = fs.String("toolsets", "all", "comma-separated `toolsets`: "+strings.Join(filetools.Toolsets, ","))
 	o.http = fs.String("http", "", "serve streamable HTTP on this loopback `address` (127.0.0.1:PORT) instead of stdio")
 	o.nvim = fs.String("nvim", "", "Neovim's RPC `address` (default $NVIM): files with unsaved changes there are protected")
-	o.maxSize = fs.Int64("max-file-size", filetools.DefaultMaxFileSize, "largest text file the tools read or edit, in `bytes`")
+	o.maxSize = fs.Int64("max-file-size", workspace.DefaultMaxFileSize, "largest text file the tools read or edit, in `bytes`")
 	o.fsync = fs.Bool("fsync", false, "fsync each written file and its folder (slower; see docs/behaviour.md)")
 	return fs, o
 }

@@ -12,13 +12,13 @@
 package neovims
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -255,25 +255,66 @@ func Claimed(ctx context.Context, writes []Written, own string, lockDirs []strin
 
 // askClaims asks the bridge of one lock file. A bridge that has stopped (nothing
 // listens on its port) claims nothing, and is not silent.
+//
+// The question is HTTP/1.0 written on a TCP connection rather than net/http's
+// client: a hook's process must not initialize net/http, which Go would do only
+// after jsonschema (internal/hookcmd says why that matters), and HTTP/1.0 is the
+// smallest exchange Go's server answers: one request, then its answer, never
+// chunked, up to the end of the connection.
 func askClaims(ctx context.Context, lf idelock.File, body []byte) ([]bool, error) {
 	port := strings.TrimSuffix(filepath.Base(lf.Path), ".lock")
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:"+port+ClaimsPath, bytes.NewReader(body))
-	if err != nil {
-		return nil, nil
+	if strings.ContainsAny(lf.AuthToken, "\r\n") {
+		return nil, nil // not a token of ours: nothing that could be a header
 	}
-	req.Header.Set("X-Claude-Code-Ide-Authorization", lf.AuthToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, nil // not listening: the bridge is gone
 	}
-	defer resp.Body.Close()
-	var answer []bool
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer) != nil {
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+	defer stop()
+	answer, err := exchangeClaims(conn, lf.AuthToken, body)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
 		return nil, nil // an older bridge, or another IDE's server: no claim
+	}
+	return answer, nil
+}
+
+// exchangeClaims sends the claims question on conn and reads the answer: a 200
+// with a JSON list of booleans, else an error.
+func exchangeClaims(conn net.Conn, token string, body []byte) ([]bool, error) {
+	req := fmt.Sprintf("POST %s HTTP/1.0\r\nX-Claude-Code-Ide-Authorization: %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", ClaimsPath, token, len(body))
+	if _, err := conn.Write(append([]byte(req), body...)); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(io.LimitReader(conn, 1<<20))
+	status, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	if f := strings.Fields(status); len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") || f[1] != "200" {
+		return nil, fmt.Errorf("answered %q", strings.TrimSpace(status))
+	}
+	for { // the headers: none matters, the body ends with the connection
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimRight(line, "\r\n") == "" {
+			break
+		}
+	}
+	var answer []bool
+	if err := json.NewDecoder(r).Decode(&answer); err != nil {
+		return nil, err
 	}
 	return answer, nil
 }

@@ -25,6 +25,10 @@ var (
 	linkInRoot   = (*os.Root).Link
 )
 
+// DefaultMaxFileSize is the largest text file the file tools read or edit and the
+// hooks record, unless `mcpdiff serve --max-file-size` says otherwise.
+const DefaultMaxFileSize = 32 << 20
+
 // ReadFile reads a regular file. It refuses anything else (FIFOs, devices, sockets,
 // folders) without blocking, and files larger than limit bytes (limit <= 0: no limit).
 func (r *Root) ReadFile(rel string, limit int64) ([]byte, fs.FileInfo, error) {

@@ -1,4 +1,4 @@
-//go:build !linux || portable
+//go:build unix && (!linux || portable)
 
 package workspace
 

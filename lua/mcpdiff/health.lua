@@ -38,24 +38,29 @@ local function reporter(cli)
   return start, with_commands(ok), with_commands(warn), with_commands(err), with_commands(info)
 end
 
--- rebuild_advice says how to get a binary of this plugin's version: build it, or put
--- the release binary for this system where the plugin looks.
+-- rebuild_advice says how to get a binary of this plugin's version: `make`, which
+-- builds it with Go, or without Go, on a release, installs the released one.
 local function rebuild_advice()
-  local uname = (vim.uv or vim.loop).os_uname()
-  local os_name = ({ Darwin = "darwin", Linux = "linux", FreeBSD = "freebsd" })[uname.sysname]
-    or uname.sysname:lower()
-  local arch = ({ x86_64 = "amd64", aarch64 = "arm64", arm64 = "arm64", amd64 = "amd64" })[uname.machine]
-    or uname.machine
   local root = require("mcpdiff.bridge").plugin_root()
   return {
     "Build it: run `make` in " .. root .. " (needs Go 1.25 or newer)",
-    ("Or, without Go: put the release binary mcpdiff-%s-%s-%s at %s/bin/mcpdiff"):format(
-      require("mcpdiff").version,
-      os_name,
-      arch,
-      root
+    ('Or, without Go: check out the release v%s (a plugin manager\'s version = "*" or tag) and run `make`, which downloads the released binary for this system and checks it against release/SHA256SUMS'):format(
+      require("mcpdiff").version
     ),
   }
+end
+
+-- origin says where a binary came from, by what its `version` printed: a release build
+-- (without Go, `make` downloads one), or a build from source.
+local function origin(out)
+  if out:find("(release build", 1, true) then
+    return "the released binary, not built here (without Go, `make` downloads it and checks its SHA-256 against release/SHA256SUMS)"
+  end
+  local commit = out:match("%(commit ([^)]+)%)")
+  if commit and commit ~= "unknown" then
+    return "built from source by `make` (commit " .. commit .. ")"
+  end
+  return "built from source (by go build or go install: no commit stamped)"
 end
 
 -- binary_version runs `mcpdiff version` (blocking is fine inside :checkhealth).
@@ -249,7 +254,7 @@ function M.check()
         rebuild_advice()
       )
     else
-      ok(("%s (%s)"):format(bin, out))
+      ok(("%s is version %s, as the Lua plugin is: %s"):format(bin, got, origin(out)))
     end
     if on_path then
       ok("`mcpdiff` in a shell runs it (" .. found .. ")")

@@ -23,8 +23,5 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 )
 
-// The benchmarks measure this checkout, with the same fork of jsonschema.
-replace (
-	github.com/mcpdiff/mcpdiff => ../..
-	github.com/santhosh-tekuri/jsonschema/v6 => ../../third_party/jsonschema
-)
+// The benchmarks measure this checkout.
+replace github.com/mcpdiff/mcpdiff => ../..

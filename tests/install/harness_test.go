@@ -2,10 +2,14 @@
 // folder on 'runtimepath', as a native package — from a git repository of this
 // checkout, in a clean HOME and XDG folders, and checks what a new user relies on:
 // `make` builds bin/mcpdiff and doc/tags, `:help mcpdiff` opens, the bridge starts,
-// `:checkhealth mcpdiff` has no ERROR, and a missing Go is one clear line.
+// `:checkhealth mcpdiff` has no ERROR, and a missing Go is one clear line. Without Go,
+// on a release tag, `make` installs the released binary: the suite makes a release of
+// the checkout (scripts/release, the sums committed and tagged as a release does) and
+// serves it on 127.0.0.1, whole or broken in each way a download can be.
 //
-// Nothing here uses the network: plugin managers clone a local repository, and Go
-// builds from the module cache (GOPROXY=off) that `go mod download` filled.
+// Nothing here uses the network: plugin managers clone a local repository, Go builds
+// from the module cache (GOPROXY=off) that `go mod download` filled, and releases
+// come from 127.0.0.1. lazy.nvim comes from the folder $MCPDIFF_LAZY_NVIM names.
 //
 // Every test runs on each Neovim in $MCPDIFF_NVIMS (colon-separated; default
 // /usr/bin/nvim and ~/.cache/nvim-0.10/bin/nvim when present); lazy.nvim needs 0.8 or
@@ -14,6 +18,7 @@ package install
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,15 +33,21 @@ import (
 	"github.com/mcpdiff/mcpdiff/internal/testenv"
 )
 
-// waitLimit bounds every wait; reaching it is a failure, never a pace.
-var waitLimit = testenv.Scaled(60 * time.Second)
+// waitLimit bounds every wait, and commandLimit every command (a build of the binary,
+// lazy.nvim's whole install); reaching one is a failure, never a pace.
+var (
+	waitLimit    = testenv.Scaled(60 * time.Second)
+	commandLimit = testenv.Scaled(5 * time.Minute)
+)
 
 var (
 	repoRoot string   // this checkout
 	remotes  string   // a folder of git repositories plugin managers clone from
 	srcRepo  string   // remotes/mcpdiff/mcpdiff: the checkout's files, committed
+	suiteTmp string   // the suite's scratch folder
 	nvims    []string // Neovim binaries to run every test on
 	goEnv    []string // what `go build` needs to build from the module cache alone
+	modCache string   // that module cache
 )
 
 // repo is the GitHub repository the install snippets of the README and the help name
@@ -68,6 +79,7 @@ func setupSuite(m *testing.M) (int, error) {
 	}
 	// The build cache is shared with the developer's: it only saves time, and the
 	// module cache is the one `go mod download` filled.
+	modCache = dirs[0]
 	goEnv = []string{"GOMODCACHE=" + dirs[0], "GOCACHE=" + dirs[1], "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS="}
 
 	tmp, err := os.MkdirTemp("", "mcpdiff-install-")
@@ -75,6 +87,7 @@ func setupSuite(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
+	suiteTmp = tmp
 	remotes = filepath.Join(tmp, "remotes")
 	srcRepo = filepath.Join(remotes, filepath.FromSlash(repo))
 	if err := snapshotCheckout(srcRepo); err != nil {
@@ -125,13 +138,18 @@ func snapshotCheckout(dst string) error {
 
 // commitAll makes dir a git repository with its files as the one commit.
 func commitAll(dir, message string) error {
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", message}} {
+	return git(dir, [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", message}}...)
+}
+
+// git runs each git command in dir, as a committer with no configuration of their own.
+func git(dir string, commands ...[]string) error {
+	for _, args := range commands {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
 			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s in %s: %v\n%s", args[0], dir, err, out)
+			return fmt.Errorf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 		}
 	}
 	return nil
@@ -179,6 +197,7 @@ type user struct {
 	claude string // $CLAUDE_CONFIG_DIR: where the bridge writes its lock file
 	ws     string // Neovim's working directory
 	path   string
+	extra  []string // more environment variables, such as MCPDIFF_RELEASE_URL
 }
 
 func newUser(t *testing.T) *user {
@@ -205,15 +224,21 @@ func (u *user) env() []string {
 		"SHELL=/bin/sh",
 		"TERM=xterm-256color",
 		"GIT_CONFIG_NOSYSTEM=1",
-	), goEnv...)
+	), append(goEnv, u.extra...)...)
 }
 
-// run runs a command as the user, in dir, and returns its combined output.
+// run runs a command as the user, in dir, and returns its combined output; one that
+// has not ended within commandLimit is killed and fails the test.
 func (u *user) run(dir, name string, args ...string) (string, error) {
 	u.t.Helper()
-	cmd := exec.Command(name, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), commandLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Env = dir, u.env()
 	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		u.t.Fatalf("%s %s in %s did not end within %v:\n%s", name, strings.Join(args, " "), dir, commandLimit, out)
+	}
 	return string(out), err
 }
 

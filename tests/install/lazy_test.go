@@ -1,23 +1,33 @@
 package install
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiff/mcpdiff"
 )
 
-// lazyVersion is the vendored lazy.nvim's tag (testdata/README.md).
-const lazyVersion = "v11.17.5"
-
-// lazyArchive is the vendored lazy.nvim: a folder lazy.nvim/ in a .tar.gz.
-var lazyArchive = filepath.Join("testdata", "lazy.nvim-"+lazyVersion+".tar.gz")
+// lazyNvim is the lazy.nvim the tests install with: the folder $MCPDIFF_LAZY_NVIM
+// names, a checkout of folke/lazy.nvim (CONTRIBUTING.md says which release and how to
+// get it). No package registry serves lazy.nvim, so nothing here brings it: without
+// the variable, TestLazyNvim is skipped, the one test of the suite that may be.
+func lazyNvim(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("MCPDIFF_LAZY_NVIM")
+	if dir == "" {
+		t.Skip("MCPDIFF_LAZY_NVIM names no lazy.nvim folder: the installs with the real lazy.nvim did not run (CONTRIBUTING.md says how to run them)")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lua", "lazy", "init.lua")); err != nil {
+		t.Fatalf("MCPDIFF_LAZY_NVIM=%s is not a lazy.nvim folder: %v", dir, err)
+	}
+	return dir
+}
 
 // lazyMin is the oldest Neovim lazy.nvim supports.
 var lazyMin = [2]int{0, 8}
@@ -40,19 +50,18 @@ require("lazy").setup({
 `, specs, "file://"+remotes+"/%s")
 }
 
-// installLazy copies the vendored lazy.nvim where its bootstrap clones it (as a git
-// repository), writes the
-// init.lua with specs, and starts Neovim once headless, which installs the missing
-// plugins (lazy.nvim does so from setup(), before start-up goes on). It returns what
-// Neovim printed.
-func (u *user) installLazy(nvimBin, specs string) string {
+// installLazy copies lazy.nvim (the folder lazy) where its bootstrap clones it, as a
+// git repository, writes the init.lua with specs, and starts Neovim once headless,
+// which installs the missing plugins (lazy.nvim does so from setup(), before start-up
+// goes on). It returns what Neovim printed.
+func (u *user) installLazy(lazy, nvimBin, specs string) string {
 	u.t.Helper()
 	dst := filepath.Join(u.data, "nvim", "lazy", "lazy.nvim")
-	if err := untar(lazyArchive, "lazy.nvim/", dst); err != nil {
-		u.t.Fatalf("unpack lazy.nvim: %v", err)
+	if err := copyTree(lazy, dst); err != nil {
+		u.t.Fatalf("copy lazy.nvim: %v", err)
 	}
 	// A clone, as the bootstrap makes: lazy.nvim manages itself and reads its commit.
-	if err := commitAll(dst, "lazy.nvim "+lazyVersion); err != nil {
+	if err := commitAll(dst, "lazy.nvim"); err != nil {
 		u.t.Fatal(err)
 	}
 	u.writeInit(lazyInit(specs))
@@ -81,15 +90,35 @@ func (u *user) checkInstalled(plugin, lazyOutput string) {
 	}
 }
 
+// The real lazy.nvim installs the plugin as the README says, each way a subtest.
+func TestLazyNvim(t *testing.T) {
+	t.Parallel()
+	lazy := lazyNvim(t)
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T, lazy string)
+	}{
+		{"Install", lazyInstall},
+		{"OnCommand", lazyOnCommand},
+		{"Dir", lazyDir},
+		{"WithoutGo", lazyWithoutGo},
+		{"ReleaseWithoutGo", lazyReleaseWithoutGo},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, lazy)
+		})
+	}
+}
+
 // The README's spec, `{ "mcpdiff/mcpdiff", build = "make", opts = {...} }`, in a
 // clean HOME: lazy.nvim clones it, `make` builds bin/mcpdiff in the plugin folder,
 // which stays a clean clone; opts reach setup(), which starts the bridge; :help and
 // :checkhealth work.
-func TestLazyNvimInstall(t *testing.T) {
-	t.Parallel()
+func lazyInstall(t *testing.T, lazy string) {
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
-		out := u.installLazy(nv, `{ "`+repo+`", build = "make", opts = { diff = { layout = "inline" }, keymaps = { accept = "<leader>ya" } } },`)
+		out := u.installLazy(lazy, nv, `{ "`+repo+`", build = "make", opts = { diff = { layout = "inline" }, keymaps = { accept = "<leader>ya" } } },`)
 		plugin := filepath.Join(u.data, "nvim", "lazy", "mcpdiff")
 		u.checkInstalled(plugin, out)
 
@@ -110,11 +139,10 @@ func TestLazyNvimInstall(t *testing.T) {
 // A spec lazy-loaded on its commands, installed under another folder name: start-up
 // loads no mcpdiff module and starts nothing; the first command loads the plugin,
 // calls setup(opts) and works.
-func TestLazyNvimOnCommand(t *testing.T) {
-	t.Parallel()
+func lazyOnCommand(t *testing.T, lazy string) {
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
-		out := u.installLazy(nv, `{ "`+repo+`", name = "foo.nvim", build = "make",
+		out := u.installLazy(lazy, nv, `{ "`+repo+`", name = "foo.nvim", build = "make",
   cmd = { "McpDiffStart", "McpDiffStatus", "McpDiffClaude", "McpDiffAccept", "McpDiffReject" },
   opts = { diff = { layout = "horizontal" } } },`)
 		plugin := filepath.Join(u.data, "nvim", "lazy", "foo.nvim")
@@ -151,14 +179,13 @@ func TestLazyNvimOnCommand(t *testing.T) {
 // A `dir =` spec (a clone of one's own, built with `make`): lazy.nvim neither clones
 // nor builds it, and runs no :helptags at start-up, so the help works only because
 // `make` wrote doc/tags.
-func TestLazyNvimDir(t *testing.T) {
-	t.Parallel()
+func lazyDir(t *testing.T, lazy string) {
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
 		plugin := filepath.Join(u.home, "src", "mcpdiff")
 		u.clone(plugin)
 		u.make(plugin)
-		u.installLazy(nv, fmt.Sprintf(`{ dir = %q, opts = {} },`, plugin))
+		u.installLazy(lazy, nv, fmt.Sprintf(`{ dir = %q, opts = {} },`, plugin))
 		s := u.start(nv)
 		s.waitBridge(u.claude)
 		s.checkHelp(plugin)
@@ -166,14 +193,13 @@ func TestLazyNvimDir(t *testing.T) {
 	})
 }
 
-// Without Go, lazy.nvim's build fails with make's one line saying so, and the help
-// is there all the same.
-func TestLazyNvimWithoutGo(t *testing.T) {
-	t.Parallel()
+// Without Go, lazy.nvim's build of main (no release) fails with make's one line
+// saying so, and the help is there all the same.
+func lazyWithoutGo(t *testing.T, lazy string) {
 	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
 		u := newUser(t)
 		u.path = withoutGo(t)
-		out := u.installLazy(nv, `{ "`+repo+`", build = "make", opts = {} },`)
+		out := u.installLazy(lazy, nv, `{ "`+repo+`", build = "make", opts = {} },`)
 		plugin := filepath.Join(u.data, "nvim", "lazy", "mcpdiff")
 		if n := strings.Count(out, "needs Go 1.25 or newer"); n != 1 {
 			t.Fatalf("lazy.nvim's output names the missing Go %d times, want once:\n%s", n, tail(out))
@@ -186,40 +212,65 @@ func TestLazyNvimWithoutGo(t *testing.T) {
 	})
 }
 
-// untar writes the regular files of the .tar.gz archive under prefix into dst.
-func untar(archive, prefix, dst string) error {
-	f, err := os.Open(archive)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", archive, err)
-	}
-	r := tar.NewReader(gz)
-	for {
-		h, err := r.Next()
-		if err == io.EOF {
+// On a release, pinned as the README says (version = "*"), with Go off PATH and the
+// release served on 127.0.0.1: lazy.nvim's `make` installs the released binary, which
+// prints the tag's version, the plugin starts, and :checkhealth has no ERROR and says
+// the binary is the released one. Served tampered, the install fails with make's one
+// line, and there is no bin/mcpdiff.
+func lazyReleaseWithoutGo(t *testing.T, lazy string) {
+	spec := `{ "` + repo + `", version = "*", build = "make", opts = {} },`
+	eachNvim(t, lazyMin, func(t *testing.T, nv string) {
+		u := releaseUser(t, serveRelease(t, served))
+		out := u.installLazy(lazy, nv, spec)
+		plugin := filepath.Join(u.data, "nvim", "lazy", "mcpdiff")
+		u.checkInstalled(plugin, out)
+		bin := filepath.Join(plugin, "bin", "mcpdiff")
+		if got, err := u.run(plugin, bin, "version"); err != nil || !strings.HasPrefix(got, "mcpdiff "+mcpdiff.Version+" (release build") {
+			t.Fatalf("%s version: %v %q\nlazy.nvim's output:\n%s", bin, err, got, tail(out))
+		}
+		s := u.start(nv)
+		s.waitBridge(u.claude)
+		if health := s.checkHealth(); !strings.Contains(health, "the released binary") {
+			t.Fatalf(":checkhealth mcpdiff does not say the binary is the released one:\n%s", health)
+		}
+
+		u = releaseUser(t, serveRelease(t, tampered))
+		out = u.installLazy(lazy, nv, spec)
+		if n := strings.Count(out, "mcpdiff: bin/mcpdiff not installed: "); n != 1 || !strings.Contains(out, "has SHA-256") {
+			t.Fatalf("lazy.nvim's output has make's line about the sum %d times, want once:\n%s", n, tail(out))
+		}
+		fileExists(t, filepath.Join(u.data, "nvim", "lazy", "mcpdiff", "bin", "mcpdiff"), false)
+	})
+}
+
+// copyTree copies the regular files of src, but its .git, into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
 			return nil
 		}
+		info, err := d.Info()
 		if err != nil {
-			return fmt.Errorf("%s: %w", archive, err)
-		}
-		rel, ok := strings.CutPrefix(h.Name, prefix)
-		if !ok || h.Typeflag != tar.TypeReg || !filepath.IsLocal(rel) {
-			continue
-		}
-		path := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		data, err := io.ReadAll(r)
+		data, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", archive, h.Name, err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
 			return err
 		}
-	}
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
 }

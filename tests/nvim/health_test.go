@@ -128,7 +128,8 @@ func TestHealthSections(t *testing.T) {
 	eachStarted(t, options{"terminal": map[string]any{"cmd": claude}}, func(t *testing.T, s *session) {
 		lines := s.checkhealth()
 		wantHealth(t, lines, "OK", []string{"Neovim 0."})
-		wantHealth(t, lines, "OK", []string{testenv.Binary, "mcpdiff " + mcpdiff.Version})
+		// The binary's version against the plugin's, and where it came from.
+		wantHealth(t, lines, "OK", []string{testenv.Binary, "is version " + mcpdiff.Version + ", as the Lua plugin is", "built from source"})
 		wantHealth(t, lines, "OK", []string{"listening on 127.0.0.1"})
 		wantHealth(t, lines, "OK", []string{"lock file " + s.config + "/ide/"})
 		wantHealth(t, lines, "OK", []string{claude + " found", "2.1.330 (Claude Code)"})

@@ -276,7 +276,7 @@ func seedHistory(t *testing.T, e *env) string {
 }
 
 // A path in backticks that starts with one of the repository's own folders.
-var repoPath = regexp.MustCompile("`((?:cmd|bridge|nvim|lua|plugin|tests|internal|scripts|doc|docs|third_party)/[A-Za-z0-9_./-]*)")
+var repoPath = regexp.MustCompile("`((?:cmd|bridge|nvim|lua|plugin|tests|internal|scripts|doc|docs)/[A-Za-z0-9_./-]*)")
 
 // TestRepoPathsExist keeps the documentation true after a move: every folder or file
 // of the repository the pages, the help and the changelog name in backticks exists.

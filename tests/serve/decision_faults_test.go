@@ -688,3 +688,14 @@ func fillUp(t *testing.T, filler string, pages int) {
 		}
 	}
 }
+
+// requireStrace skips a test that needs strace where it is missing or cannot trace.
+func requireStrace(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("strace"); err != nil {
+		testenv.SkipWithout(t, "strace is not installed (.ci/run installs it)")
+	}
+	if out, err := exec.Command("strace", "-f", "-o", "/dev/null", "true").CombinedOutput(); err != nil {
+		testenv.SkipWithout(t, fmt.Sprintf("strace cannot trace here: %v %s", err, out))
+	}
+}

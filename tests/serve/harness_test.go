@@ -1,5 +1,3 @@
-//go:build unix
-
 // Package serve holds the end-to-end tests of `mcpdiff serve`: the binary runs as a
 // subprocess and is driven through mark3labs/mcp-go's own client, over stdio and
 // streamable HTTP, with real files in temp folders.
@@ -10,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -157,15 +154,4 @@ func numberedLines(n int, edit map[int]string) string {
 		}
 	}
 	return b.String()
-}
-
-// requireStrace skips a test that needs strace where it is missing or cannot trace.
-func requireStrace(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("strace"); err != nil {
-		testenv.SkipWithout(t, "strace is not installed (.ci/run installs it)")
-	}
-	if out, err := exec.Command("strace", "-f", "-o", "/dev/null", "true").CombinedOutput(); err != nil {
-		testenv.SkipWithout(t, fmt.Sprintf("strace cannot trace here: %v %s", err, out))
-	}
 }

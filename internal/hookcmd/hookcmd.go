@@ -1,4 +1,7 @@
-package main
+// Package hookcmd is `mcpdiff hook`, the command every agent runs on every edit. It
+// runs from this package's init (start.go), before the binary initializes the
+// packages only `serve` and `nvim` need.
+package hookcmd
 
 import (
 	"context"
@@ -8,17 +11,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpdiff/mcpdiff/bridge/filetools"
 	"github.com/mcpdiff/mcpdiff/internal/agenthooks"
 	"github.com/mcpdiff/mcpdiff/internal/idelock"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
+	"github.com/mcpdiff/mcpdiff/internal/workspace"
 )
 
-// runHook is `mcpdiff hook [--agent NAME] [--event EVENT]`, run by an agent with one
+// Run is `mcpdiff hook [--agent NAME] [--event EVENT]`, run by an agent with one
 // hook event on stdin. It never exits 2 (Claude Code and Codex would refuse the
 // write): a deny is printed on stdout; a failure exits with the agent's
 // non-blocking code (always 0 for Copilot CLI, which refuses on any other).
-func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func Run(start time.Time, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	agent, event, err := hookArgs(args)
 	a := claudeAgentOr(agent)
 	defer func() {
@@ -46,7 +49,7 @@ func runHook(start time.Time, args []string, stdin io.Reader, stdout, stderr io.
 		Event:       event,
 		Nvim:        os.Getenv("NVIM"),
 		LockDirs:    idelock.Dirs(),
-		MaxFileSize: filetools.DefaultMaxFileSize,
+		MaxFileSize: workspace.DefaultMaxFileSize,
 		StateDir:    userkey.Dir(),
 	})
 	if len(r.Stdout) > 0 {
