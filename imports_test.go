@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,4 +78,33 @@ func TestEveryImportGoesDown(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("found no import of the module's own packages")
 	}
+}
+
+// A hook's process runs from internal/hookcmd's init, before the packages that Go
+// initializes after jsonschema (internal/hookcmd says why): nothing it imports, at
+// any depth, may need an MCP server, jsonschema or net/http, whose paths sort after
+// jsonschema's. tests/hooks checks the init trace itself; this says which import
+// broke it, without building the binary.
+func TestTheHookImportsNoServer(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", modulePath+"/internal/hookcmd").Output()
+	if err != nil {
+		t.Fatalf("go list -deps internal/hookcmd: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "net/http" || strings.HasPrefix(p, "github.com/mark3labs/mcp-go/") || strings.HasPrefix(p, "github.com/santhosh-tekuri/") {
+			why, _ := exec.Command("go", "list", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "-deps", modulePath+"/internal/hookcmd").Output()
+			t.Fatalf("internal/hookcmd depends on %s: jsonschema would start before the hook runs (imported by:\n%s)", p, importersOf(string(why), p))
+		}
+	}
+}
+
+// importersOf keeps the lines of `go list -f '{{.ImportPath}}: {{.Imports}}'` that import p.
+func importersOf(list, p string) string {
+	var out []string
+	for _, l := range strings.Split(list, "\n") {
+		if _, imports, ok := strings.Cut(l, ": "); ok && slices.Contains(strings.Fields(imports), p) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
