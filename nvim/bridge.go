@@ -154,7 +154,7 @@ func (b *bridge) handlers() map[string]any {
 				s.AtMention(params)
 			}
 		},
-		"mcpdiff_cwd":     func(cwd string) { b.setCwd(cwd) },
+		"mcpdiff_cwd": func(cwd string) { b.setCwd(cwd) },
 		"mcpdiff_current": func(file string) {
 			if s := b.ideServer(); s != nil {
 				s.SetCurrentFile(file)
