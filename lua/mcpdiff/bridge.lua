@@ -147,7 +147,10 @@ local function ensure_autocmds()
   vim.api.nvim_create_autocmd("BufEnter", {
     group = group,
     callback = function()
-      M.notify_go("mcpdiff_current", current_file())
+      local file = current_file()
+      if file ~= "" then -- a terminal, a list or a new buffer keeps the file named
+        M.notify_go("mcpdiff_current", file)
+      end
     end,
   })
   vim.api.nvim_create_autocmd("FocusGained", {

@@ -156,8 +156,8 @@ func (s *session) waitLock(what, name string, folders ...string) {
 // Two Neovims in one project are told apart in Claude Code's /ide list (their lock
 // files' ideName: the file each has open and its pid), and exactly one lock file
 // lists the project folder, which `claude --ide` connects to: the Neovim started or
-// focused last. The other lists the file it has open there. Once one quits, the
-// other is alone again.
+// focused last. The other lists the file it has open there ("[No Name]" before it
+// opened one). Once one quits, the other is alone again.
 func TestTwoNeovimsInOneProjectAreToldApart(t *testing.T) {
 	t.Parallel()
 	eachStarted(t, nil, func(t *testing.T, a *session) {
@@ -168,16 +168,19 @@ func TestTwoNeovimsInOneProjectAreToldApart(t *testing.T) {
 		b := a.another(nil)
 		a.waitLock("the older Neovim to give the project up", fmt.Sprintf("Neovim (main.go, pid %d)", a.pid), main)
 		b.waitLock("the newer Neovim to hold it", fmt.Sprintf("Neovim (pid %d)", b.pid), b.ws)
-		readme := b.writeFile("README.md", "# p\n")
-		b.cmd("edit " + readme)
-		b.waitLock("the newer Neovim's name to follow its buffer", fmt.Sprintf("Neovim (README.md, pid %d)", b.pid), b.ws)
+		wantHealthInfo(t, a.checkhealth(), "1 other Neovim(s) run mcpdiff in this project",
+			fmt.Sprintf(`/ide names this one "Neovim (main.go, pid %d)"`, a.pid), "connects to another (the one used last)")
+		a.cmd("tabclose")
 
 		a.cmd("doautocmd FocusGained") // the user went back to the first one
 		a.waitLock("the focused Neovim to take the project", fmt.Sprintf("Neovim (main.go, pid %d)", a.pid), a.ws)
-		b.waitLock("the other to list its file", fmt.Sprintf("Neovim (README.md, pid %d)", b.pid), readme)
-		a.cmd("enew") // no file: a name inside the folder that no folder has
-		b.cmd("doautocmd FocusGained")
-		a.waitLock("a Neovim without a file", fmt.Sprintf("Neovim (pid %d)", a.pid), filepath.Join(a.ws, "[No Name]"))
+		b.waitLock("the other, without a file, to list a name no folder has",
+			fmt.Sprintf("Neovim (pid %d)", b.pid), filepath.Join(b.ws, "[No Name]"))
+		wantHealthInfo(t, a.checkhealth(), "connects to this one")
+		a.cmd("tabclose")
+		readme := b.writeFile("README.md", "# p\n")
+		b.cmd("edit " + readme)
+		b.waitLock("the other's lock file to follow its buffer", fmt.Sprintf("Neovim (README.md, pid %d)", b.pid), readme)
 
 		b.close()
 		a.waitLock("the first Neovim alone again", "Neovim", a.ws)
