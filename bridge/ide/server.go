@@ -3,8 +3,9 @@
 // the editor (openDiff) and reads diagnostics and selections from it.
 //
 // The package owns the protocol, the registry of open diffs and each diff's life
-// (pending → answered → closing → closed, diffs.go), and the one wait for the
-// client's write of an accepted diff (watch.go). Drawing diffs and reporting what the
+// (pending → answered → closing → closed, diffs.go), the one wait for the
+// client's write of an accepted diff (watch.go), and what the lock file says when
+// other Neovims share the workspace (peers.go). Drawing diffs and reporting what the
 // user did is the Editor's job; recording accepted diffs is the Recorder's.
 package ide
 

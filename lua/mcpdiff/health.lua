@@ -305,7 +305,7 @@ function M.check()
         ("%d other Neovim(s) run mcpdiff in this project: Claude Code's /ide names this one %q, and `claude --ide` started outside Neovim connects to %s (see |mcpdiff-many-neovims|)"):format(
           others,
           tostring(status.ideName),
-          status.chosen and "this one" or "another (the one used last)"
+          status.chosen and "this one" or "another one"
         )
       )
     end

@@ -169,7 +169,7 @@ func TestTwoNeovimsInOneProjectAreToldApart(t *testing.T) {
 		a.waitLock("the older Neovim to give the project up", fmt.Sprintf("Neovim (main.go, pid %d)", a.pid), main)
 		b.waitLock("the newer Neovim to hold it", fmt.Sprintf("Neovim (pid %d)", b.pid), b.ws)
 		wantHealthInfo(t, a.checkhealth(), "1 other Neovim(s) run mcpdiff in this project",
-			fmt.Sprintf(`/ide names this one "Neovim (main.go, pid %d)"`, a.pid), "connects to another (the one used last)")
+			fmt.Sprintf(`/ide names this one "Neovim (main.go, pid %d)"`, a.pid), "connects to another one")
 		a.cmd("tabclose")
 
 		a.cmd("doautocmd FocusGained") // the user went back to the first one
