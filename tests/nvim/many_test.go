@@ -182,6 +182,17 @@ func TestTwoNeovimsInOneProjectAreToldApart(t *testing.T) {
 		b.cmd("edit " + readme)
 		b.waitLock("the other's lock file to follow its buffer", fmt.Sprintf("Neovim (README.md, pid %d)", b.pid), readme)
 
+		// In a subfolder, the other gives it up whenever it was used: a cwd there would
+		// find both, and the outer folder serves it too.
+		sub := filepath.Join(b.ws, "sub")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b.cmd("cd " + sub)
+		b.cmd("doautocmd FocusGained")
+		b.waitLock("a Neovim in a subfolder of another's", fmt.Sprintf("Neovim (%s, pid %d)", readme, b.pid), filepath.Join(sub, "[No Name]"))
+		a.waitLock("the outer one to keep its folder", fmt.Sprintf("Neovim (main.go, pid %d)", a.pid), a.ws)
+
 		b.close()
 		a.waitLock("the first Neovim alone again", "Neovim", a.ws)
 	})
