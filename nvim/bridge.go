@@ -308,10 +308,10 @@ func (b *bridge) startServer(info neovimInfo) error {
 		NvimServer: info.Server,
 		Share:      true,
 	})
-	s.SetCurrentFile(info.File)
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("start the IDE server: %w", err)
 	}
+	s.SetCurrentFile(info.File) // after the lock file: it names the file only when shared
 	b.mu.Lock()
 	b.server, b.pid, b.lsp, b.recorder = s, info.PID, info.LSP, recorder
 	b.mu.Unlock()
