@@ -162,7 +162,7 @@ func TestAStoreThatAppearedIsFollowedOnceWatchedAsAStore(t *testing.T) {
 // next edit) is reported both times, and the new store's logs are followed as the
 // old one's were, however fast the new one is made.
 func TestAStoreRemovedAndMadeAgainIsFollowed(t *testing.T) {
-	for i := 0; i < 20; i++ {
+	for i := 0; i < 6; i++ {
 		store := newStore(t)
 		ws := filepath.Dir(filepath.Dir(store))
 		w, r := newWatcher(t)
