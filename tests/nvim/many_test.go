@@ -25,7 +25,7 @@ import (
 func (s *session) hookEdit(path, old, new, prompt string) {
 	s.t.Helper()
 	s.agentCalls++
-	before := testReadFile(s.t, path)
+	before := testenv.ReadFile(s.t, path)
 	if !strings.Contains(before, old) {
 		s.t.Fatalf("%s does not hold %q", path, old)
 	}
@@ -47,15 +47,6 @@ func (s *session) hookEdit(path, old, new, prompt string) {
 	if r := s.runHook(event("PostToolUse")); r.code != 0 || r.stderr != "" {
 		s.t.Fatalf("PostToolUse: exit %d, %q", r.code, r.stderr)
 	}
-}
-
-func testReadFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // luaErrors are the errors Neovim reported since the last call (v:errmsg), which a
