@@ -16,9 +16,10 @@ import (
 
 // TestRealClaudeCodeWithTwoNeovims: two Neovims running mcpdiff in one project.
 // Claude Code's /ide lists them as two entries a user tells apart (the file each has
-// open, and its pid); `claude --ide` started in another terminal connects to the one
-// started or focused last, never to none; and a claude started with a Neovim's port
-// (as :McpDiffClaude starts it) connects to that Neovim whichever holds the project.
+// open, and its pid), and either can be picked there; `claude --ide` started in
+// another terminal connects to the one started or focused last, never to none; and a
+// claude started with a Neovim's port (as :McpDiffClaude starts it) connects to that
+// Neovim whichever holds the project.
 func TestRealClaudeCodeWithTwoNeovims(t *testing.T) {
 	t.Parallel()
 	requireTools(t)
@@ -52,6 +53,12 @@ func TestRealClaudeCodeWithTwoNeovims(t *testing.T) {
 			if n := readyClients(a); n != 0 {
 				t.Fatalf("the other Neovim has %d clients too", n)
 			}
+			// Picked in /ide, the other one connects.
+			pressUntil(t, func() { tm.send("Down") }, "Down to the other Neovim", func() bool {
+				return strings.Contains(selectedLine(tm.screen()), nameA)
+			}, tm.screen)
+			tm.press("Enter", "the other Neovim picked", func() bool { return readyClients(a) == 1 })
+			eventually(t, "claude to leave the first Neovim", func() bool { return readyClients(b) == 0 }, tm.screen)
 
 			// The user goes back to the first Neovim: the next claude --ide finds it.
 			if err := a.Command("doautocmd FocusGained"); err != nil {
@@ -62,19 +69,29 @@ func TestRealClaudeCodeWithTwoNeovims(t *testing.T) {
 			}, func() string { return w.lockText(portA) })
 			w.startClaude(api.URL(), 0, "--ide")
 			eventually(t, "claude --ide to connect to the Neovim focused last", func() bool {
-				return readyClients(a) == 1
+				return readyClients(a) == 2
 			}, func() string { return neovimState(a) })
 
 			// Started with B's port, as B's :McpDiffClaude does: B, though A holds it.
 			w.startClaude(api.URL(), portB)
 			eventually(t, "claude with CLAUDE_CODE_SSE_PORT to connect to its Neovim", func() bool {
-				return readyClients(b) == 2
+				return readyClients(b) == 1
 			}, func() string { return neovimState(b) })
-			if n := readyClients(a); n != 1 {
-				t.Fatalf("the focused Neovim has %d clients, want 1", n)
+			if n := readyClients(a); n != 2 {
+				t.Fatalf("the focused Neovim has %d clients, want 2", n)
 			}
 		})
 	}
+}
+
+// selectedLine is the line of a Claude Code list that its cursor (❯) is on.
+func selectedLine(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "❯") {
+			return l
+		}
+	}
+	return ""
 }
 
 // lockText is the lock file of the bridge on port.
