@@ -154,7 +154,17 @@ func (b *bridge) handlers() map[string]any {
 				s.AtMention(params)
 			}
 		},
-		"mcpdiff_cwd":     func(cwd string) { b.setCwd(cwd) },
+		"mcpdiff_cwd": func(cwd string) { b.setCwd(cwd) },
+		"mcpdiff_current": func(file string) {
+			if s := b.ideServer(); s != nil {
+				s.SetCurrentFile(file)
+			}
+		},
+		"mcpdiff_focus": func() {
+			if s := b.ideServer(); s != nil {
+				s.Touch()
+			}
+		},
 		"mcpdiff_status":  b.status,
 		"mcpdiff_buffers": b.review.setBuffers,
 		"mcpdiff_changes": b.review.changes,
@@ -186,6 +196,9 @@ type neovimInfo struct {
 	LSP []string `msgpack:"lsp" json:"lsp"`
 	// v:servername: where Claude Code's hook asks about unsaved buffers.
 	Server string `msgpack:"server" json:"server"`
+	// The file of the current buffer ("" for none): it names this Neovim while
+	// others share its workspace.
+	File string `msgpack:"file" json:"file"`
 }
 
 // envNeovimInfo is Neovim's description from the environment the plugin set.
@@ -220,6 +233,8 @@ func parseNeovimInfo(text string) (neovimInfo, error) {
 			info.Cwd, ok = sc.String()
 		case strings.EqualFold(key, "server"):
 			info.Server, ok = sc.String()
+		case strings.EqualFold(key, "file"):
+			info.File, ok = sc.String()
 		case strings.EqualFold(key, "lsp"):
 			info.LSP = nil
 			ok = sc.Null() || sc.Array(func() bool {
@@ -291,10 +306,12 @@ func (b *bridge) startServer(info neovimInfo) error {
 		AfterDiffs: b.opts.AfterDiffs,
 
 		NvimServer: info.Server,
+		Share:      true,
 	})
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("start the IDE server: %w", err)
 	}
+	s.SetCurrentFile(info.File) // after the lock file: it names the file only when shared
 	b.mu.Lock()
 	b.server, b.pid, b.lsp, b.recorder = s, info.PID, info.LSP, recorder
 	b.mu.Unlock()

@@ -268,7 +268,8 @@ func (r *reviewer) findWorkspace(dir string) string {
 	return ws
 }
 
-// storeOf opens (once) the store of a workspace folder.
+// storeOf opens the store of a workspace folder, once for as long as it is there: a
+// store made after .mcp was removed is another store, opened anew.
 func (r *reviewer) storeOf(ws string) *history.Store {
 	if ws == "" {
 		return nil
@@ -276,7 +277,7 @@ func (r *reviewer) storeOf(ws string) *history.Store {
 	r.mu.Lock()
 	s := r.stores[ws]
 	r.mu.Unlock()
-	if s != nil {
+	if s != nil && s.Current() {
 		return s
 	}
 	root, err := workspace.OpenRoot(ws)

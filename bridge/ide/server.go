@@ -3,12 +3,14 @@
 // the editor (openDiff) and reads diagnostics and selections from it.
 //
 // The package owns the protocol, the registry of open diffs and each diff's life
-// (pending → answered → closing → closed, diffs.go), and the one wait for the
-// client's write of an accepted diff (watch.go). Drawing diffs and reporting what the
+// (pending → answered → closing → closed, diffs.go), the one wait for the
+// client's write of an accepted diff (watch.go), and what the lock file says when
+// other Neovims share the workspace (peers.go). Drawing diffs and reporting what the
 // user did is the Editor's job; recording accepted diffs is the Recorder's.
 package ide
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -55,6 +57,10 @@ type Options struct {
 	// NvimServer, optional, is Neovim's RPC address (v:servername), written into the
 	// lock file so that Claude Code's hook can ask this Neovim about unsaved buffers.
 	NvimServer string
+	// Share makes the server share its workspace folders with the other Neovims
+	// running mcpdiff whose lock files are beside its own (peers.go), so that
+	// `claude --ide` finds exactly one of them and /ide tells them apart.
+	Share bool
 }
 
 // Recorder records diffs accepted in the editor into the edit history.
@@ -78,6 +84,12 @@ type Status struct {
 	// Origin header: the CLI shows no error for those, diffs just stop appearing.
 	RefusedUpgrades int `json:"refusedUpgrades"`
 	QueuedMentions  int `json:"queuedMentions"`
+	// IDEName is the name Claude Code's /ide shows; Others counts the other
+	// Neovims running mcpdiff whose workspace overlaps this one's, and Chosen says
+	// whether a `claude --ide` started outside Neovim in the cwd connects here.
+	IDEName string `json:"ideName"`
+	Others  int    `json:"others"`
+	Chosen  bool   `json:"chosen"`
 }
 
 // ClientStatus describes one connected Claude Code client.
@@ -146,6 +158,7 @@ type Server struct {
 	port     int
 	lockPath string
 	folders  []string
+	share    sharing // what the lock file tells of the other Neovims (peers.go)
 	clients  map[*client]struct{}
 	clientN  int
 	diffs    map[string]*diff // by tab name
@@ -187,6 +200,7 @@ func NewServer(o Options) *Server {
 		life:          life,
 		endLife:       endLife,
 		folders:       append([]string(nil), o.Workspace...),
+		share:         sharing{real: realPaths(o.Workspace), active: time.Now().UnixNano()},
 		clients:       map[*client]struct{}{},
 		diffs:         map[string]*diff{},
 		watches:       map[*writeWatch]struct{}{},
@@ -244,11 +258,12 @@ func (s *Server) Start() error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	lockPath := filepath.Join(dir, strconv.Itoa(port)+".lock")
-	if err := idelock.Write(lockPath, s.lockContentLocked()); err != nil {
+	s.port, s.lockPath = port, lockPath
+	if err := s.writeLockLocked(); err != nil {
 		ln.Close()
+		s.port, s.lockPath = 0, ""
 		return err
 	}
-	s.port, s.lockPath = port, lockPath
 	s.buildMCP()
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
@@ -266,6 +281,10 @@ func (s *Server) Start() error {
 		s.clientsChanged = make(chan struct{}, 1)
 		s.tasks.Add(1)
 		go s.reportClients()
+	}
+	if s.opts.Share {
+		s.tasks.Add(1)
+		go s.watchPeers(peerDirs(s.opts.LockDir, dir))
 	}
 	s.state = stateRunning
 	s.logf("ide: listening on 127.0.0.1:%d, lock file %s", port, lockPath)
@@ -401,28 +420,48 @@ func (s *Server) SetWorkspace(folders []string) error {
 	if err := checkFolders(folders); err != nil {
 		return err
 	}
+	real := realPaths(folders)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.folders = append([]string(nil), folders...)
+	s.folders, s.share.real = append([]string(nil), folders...), real
 	if s.state != stateRunning {
 		return nil
 	}
-	return idelock.Write(s.lockPath, s.lockContentLocked())
+	return s.writeLockLocked()
+}
+
+// writeLockLocked writes the lock file unless it holds that already (a rewrite wakes
+// every other Neovim's bridge, which reads the lock files again).
+func (s *Server) writeLockLocked() error {
+	c := s.lockContentLocked()
+	text := c.JSON()
+	if bytes.Equal(text, s.share.written) {
+		return nil
+	}
+	if err := idelock.Write(s.lockPath, c); err != nil {
+		return err
+	}
+	s.share.written = text
+	return nil
 }
 
 func (s *Server) lockContentLocked() idelock.Content {
-	folders := s.folders
-	if folders == nil {
-		folders = []string{} // the CLI expects an array, never null
-	}
-	return idelock.Content{
+	c := idelock.Content{
 		PID:              s.opts.PID,
-		WorkspaceFolders: folders,
+		WorkspaceFolders: s.folders,
 		IDEName:          s.opts.IDEName,
 		Transport:        "ws",
 		AuthToken:        s.token,
 		NvimServer:       s.opts.NvimServer,
 	}
+	if s.opts.Share {
+		c.WorkspaceFolders, c.IDEName = s.shareLocked()
+		c.NvimWorkspace, c.NvimActive = s.share.real, s.share.active
+	}
+	if c.WorkspaceFolders == nil {
+		c.WorkspaceFolders = []string{} // the CLI expects an array, never null
+	}
+	return c
 }
 
 // Status is a snapshot of the server: port, lock file, clients and open diffs.
@@ -438,6 +477,12 @@ func (s *Server) Status() Status {
 		Diffs:            []DiffStatus{},
 		RefusedUpgrades:  s.refused,
 		QueuedMentions:   len(s.freshMentionsLocked()),
+		IDEName:          s.opts.IDEName,
+		Chosen:           true,
+	}
+	if s.opts.Share {
+		_, st.IDEName = s.shareLocked()
+		st.Others, st.Chosen = s.othersLocked()
 	}
 	clients := make([]*client, 0, len(s.clients))
 	for c := range s.clients {

@@ -60,7 +60,7 @@ func (r *DiffRecorder) storeFor(path string) (*Store, string, error) {
 	if best == "" {
 		return nil, "", nil // outside the workspace and any store: nothing to record into
 	}
-	if s, ok := r.stores[best]; ok {
+	if s, ok := r.stores[best]; ok && s.Current() { // else .mcp was removed: open the new one
 		return s, abs, nil
 	}
 	s, err := OpenFolder(best)

@@ -21,7 +21,7 @@ import (
 )
 
 // Content is what the CLI reads from <dir>/<port>.lock. Field order and names
-// follow the IDE protocol; the port is only in the file name. NvimServer is
+// follow the IDE protocol; the port is only in the file name. The Nvim fields are
 // mcpdiff's own (the CLI ignores fields it does not know).
 type Content struct {
 	PID              int      `json:"pid"`
@@ -30,6 +30,11 @@ type Content struct {
 	Transport        string   `json:"transport"`
 	AuthToken        string   `json:"authToken"`
 	NvimServer       string   `json:"nvimServer,omitempty"`
+	// NvimWorkspace is the Neovim's workspace (its cwd, then LSP roots, symlinks
+	// resolved) whatever WorkspaceFolders tells Claude Code (see Hold).
+	NvimWorkspace []string `json:"nvimWorkspace,omitempty"`
+	// NvimActive is when the Neovim was last started or focused (Unix nanoseconds).
+	NvimActive int64 `json:"nvimActive,omitempty"`
 }
 
 // JSON is the lock file's text, as encoding/json would write it (no HTML escapes):
@@ -55,6 +60,20 @@ func (c Content) JSON() []byte {
 	if c.NvimServer != "" {
 		b = append(b, `,"nvimServer":`...)
 		b = jsonscan.AppendString(b, c.NvimServer)
+	}
+	if len(c.NvimWorkspace) > 0 {
+		b = append(b, `,"nvimWorkspace":[`...)
+		for i, f := range c.NvimWorkspace {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonscan.AppendString(b, f)
+		}
+		b = append(b, ']')
+	}
+	if c.NvimActive != 0 {
+		b = append(b, `,"nvimActive":`...)
+		b = strconv.AppendInt(b, c.NvimActive, 10)
 	}
 	return append(b, '}')
 }

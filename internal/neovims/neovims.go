@@ -72,7 +72,13 @@ func lockFiles(paths []string, own string, lockDirs []string) []idelock.File {
 				}
 			}
 		}
-		if lf.NvimServer == own || holdsAny(lf.WorkspaceFolders, real, workspaces) {
+		// Its own folders: what it tells Claude Code may name, in place of a folder
+		// another Neovim holds, the file it has open there (idelock.Hold).
+		folders := lf.NvimWorkspace
+		if len(folders) == 0 { // a bridge of an earlier mcpdiff
+			folders = lf.WorkspaceFolders
+		}
+		if lf.NvimServer == own || holdsAny(folders, real, workspaces) {
 			out = append(out, lf)
 		}
 	}

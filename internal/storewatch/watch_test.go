@@ -23,6 +23,18 @@ func (r reports) next(t *testing.T, what string) []string {
 	}
 }
 
+// quiet takes the reports that come until none has for a while: the events of
+// removing or making a store's folders may come as more than one burst.
+func (r reports) quiet() {
+	for {
+		select {
+		case <-r:
+		case <-time.After(150 * time.Millisecond):
+			return
+		}
+	}
+}
+
 func (r reports) none(t *testing.T, what string) {
 	t.Helper()
 	select {
@@ -142,6 +154,35 @@ func TestAStoreThatAppearedIsFollowedOnceWatchedAsAStore(t *testing.T) {
 		w.Watch([]string{store}, []string{ws})
 		os.WriteFile(filepath.Join(store, "logs", "c.log"), []byte("{}\n"), 0o644)
 		r.next(t, "a log of the store, now watched as one")
+		w.Close()
+	}
+}
+
+// A store removed and made again while it is watched (rm -rf .mcp, then an agent's
+// next edit) is reported both times, and the new store's logs are followed as the
+// old one's were, however fast the new one is made.
+func TestAStoreRemovedAndMadeAgainIsFollowed(t *testing.T) {
+	for i := 0; i < 6; i++ {
+		store := newStore(t)
+		ws := filepath.Dir(filepath.Dir(store))
+		w, r := newWatcher(t)
+		w.Watch([]string{store}, []string{ws})
+		if err := os.RemoveAll(filepath.Join(ws, ".mcp")); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.next(t, "the store removed"); len(got) != 1 || got[0] != store {
+			t.Fatalf("reported %v, want %s", got, store)
+		}
+		if i%2 == 0 { // else made again right after the removal's first report
+			r.quiet()
+		}
+		if err := os.MkdirAll(filepath.Join(store, "logs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r.next(t, "the store made again")
+		r.quiet()
+		os.WriteFile(filepath.Join(store, "logs", "c.log"), []byte("{}\n"), 0o644)
+		r.next(t, "a log of the new store")
 		w.Close()
 	}
 }

@@ -116,6 +116,15 @@ local function on_exit(job, code)
   )
 end
 
+-- current_file is the file of the current buffer, "" when it has none.
+local function current_file()
+  if vim.bo.buftype ~= "" then
+    return ""
+  end
+  local name = vim.api.nvim_buf_get_name(0)
+  return name ~= "" and vim.fn.fnamemodify(name, ":p") or ""
+end
+
 local did_autocmds = false
 
 -- ensure_autocmds creates, once, what a running bridge needs from Neovim's events.
@@ -131,6 +140,23 @@ local function ensure_autocmds()
     group = group,
     callback = function()
       M.notify_go("mcpdiff_cwd", vim.fn.getcwd())
+    end,
+  })
+  -- With other Neovims in the workspace, the lock file names the file open here, and
+  -- the one focused last is the one `claude --ide` connects to.
+  vim.api.nvim_create_autocmd("BufEnter", {
+    group = group,
+    callback = function()
+      local file = current_file()
+      if file ~= "" then -- a terminal, a list or a new buffer keeps the file named
+        M.notify_go("mcpdiff_current", file)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("FocusGained", {
+    group = group,
+    callback = function()
+      M.notify_go("mcpdiff_focus")
     end,
   })
   -- A file saved here is the user's own edit: the bridge records it in the file's
@@ -207,7 +233,13 @@ function M.neovim_info()
       end
     end
   end
-  return { pid = vim.fn.getpid(), cwd = vim.fn.getcwd(), lsp = folders, server = vim.v.servername }
+  return {
+    pid = vim.fn.getpid(),
+    cwd = vim.fn.getcwd(),
+    lsp = folders,
+    server = vim.v.servername,
+    file = current_file(),
+  }
 end
 
 -- stop ends the bridge: the Go side answers pending diffs as rejected, closes the

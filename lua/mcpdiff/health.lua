@@ -304,6 +304,16 @@ function M.check()
       )
     end
     local status = bridge.status() or {}
+    local others = tonumber(status.others) or 0
+    if others > 0 then
+      info(
+        ("%d other Neovim(s) run mcpdiff in this project: Claude Code's /ide names this one %q, and `claude --ide` started outside Neovim connects to %s (see |mcpdiff-many-neovims|)"):format(
+          others,
+          tostring(status.ideName),
+          status.chosen and "this one" or "another one"
+        )
+      )
+    end
     local n = type(status.clients) == "table" and #status.clients or bridge.clients()
     if n > 0 then
       ok(("%d Claude Code client(s) connected"):format(n))

@@ -17,6 +17,7 @@ local state = {
   buf = nil,
   cwd = nil,
   list = nil, -- the rows the Go side built: columns lines, edit, conv, file, source, status
+  drawn = nil, -- the list the buffer shows, which rows index
   err = nil,
   rows = {}, -- buffer line -> index in the list's columns (negative: a line of an inline diff)
   expanded = {}, -- row key (row_key) -> the diff's lines, shown under its row
@@ -84,10 +85,11 @@ local function bridge_lines()
   return lines
 end
 
--- row_key names what a list row shows, to find it again after a refresh.
-local function row_key(i)
-  local l = state.list
-  if not l or not i or i < 1 then
+-- row_key names what row i of list l (default: the list last read) shows, to find
+-- it again after a refresh; nil when l has no such row.
+local function row_key(i, l)
+  l = l or state.list
+  if not l or not i or i < 1 or l.edit[i] == nil or l.conv[i] == nil then
     return nil
   end
   return l.edit[i] ~= "" and ("edit " .. l.edit[i]) or ("conv " .. l.conv[i])
@@ -154,10 +156,12 @@ local function render()
   if not buf or not api.nvim_buf_is_valid(buf) then
     return
   end
-  -- Where each window's cursor is, to put it back on the same edit.
+  -- Where each window's cursor is, to put it back on the same edit: the rows on
+  -- screen are those of the list drawn last, which a refresh may have replaced (by
+  -- one with fewer rows, or none when the store went).
   local windows, keep = list_windows(), {}
   for _, w in ipairs(windows) do
-    keep[w] = row_key(state.rows[api.nvim_win_get_cursor(w)[1]])
+    keep[w] = row_key(state.rows[api.nvim_win_get_cursor(w)[1]], state.drawn)
   end
   local lines = bridge_lines()
   table.insert(lines, "Keys: " .. keys())
@@ -211,7 +215,7 @@ local function render()
       )
     end
   end
-  state.rows = rows
+  state.rows, state.drawn = rows, l
   -- A buffer line cannot hold a newline (nvim_buf_set_lines fails): the bridge
   -- escapes names, and any text from elsewhere (an error) is escaped here.
   for i, line in ipairs(lines) do
