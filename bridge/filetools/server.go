@@ -277,9 +277,11 @@ func (s *Server) clientRoots(ctx context.Context, sess server.ClientSession) []s
 // declares roots but never answers would otherwise hang every tool call.
 var rootsTimeout = 5 * time.Second
 
-// store is the edit history of the root holding f.
+// store is the edit history of the root holding f. A store whose folder was removed
+// (and perhaps made again) since it was opened is opened again: the user's new store,
+// not the one that is gone.
 func (s *Server) store(root *workspace.Root) (*history.Store, error) {
-	if st, ok := s.stores.Load(root.Path()); ok {
+	if st, ok := s.stores.Load(root.Path()); ok && st.(*history.Store).Current() {
 		return st.(*history.Store), nil
 	}
 	st, err := history.Open(root)
@@ -290,6 +292,11 @@ func (s *Server) store(root *workspace.Root) (*history.Store, error) {
 	if s.cfg.KeepSpares {
 		st.KeepSpares()
 	}
-	actual, _ := s.stores.LoadOrStore(root.Path(), st)
-	return actual.(*history.Store), nil
+	if old, loaded := s.stores.LoadOrStore(root.Path(), st); loaded {
+		if old.(*history.Store).Current() {
+			return old.(*history.Store), nil
+		}
+		s.stores.Store(root.Path(), st)
+	}
+	return st, nil
 }

@@ -138,3 +138,23 @@ func TestDecisionSaysWhichFilesItRemoved(t *testing.T) {
 		t.Fatalf("accept --conv: exit %d\n%s", code, out)
 	}
 }
+
+// .mcp removed while the server runs: its next edit goes into a new store, the
+// user's, and not into the folder that is gone.
+func TestStoreRemovedWhileServing(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	s.Write("a.txt", "1\n2\n")
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "1", "new_string": "one"})
+	if err := os.RemoveAll(s.Path(".mcp")); err != nil {
+		t.Fatal(err)
+	}
+	s.ok("edit_file", map[string]any{"path": "a.txt", "old_string": "2", "new_string": "two"})
+	entries := s.entries()
+	if len(entries) != 1 || entries[0]["status"] != "pending" {
+		t.Fatalf("after .mcp was removed, the new store holds %v; want the one edit made since", entries)
+	}
+	if out, code := cli(t, s.dir, "status"); code != 0 || strings.Contains(out, "not yours") {
+		t.Fatalf("status of the new store: exit %d\n%s", code, out)
+	}
+}
