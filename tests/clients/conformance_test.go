@@ -64,7 +64,7 @@ func TestConformanceSuite(t *testing.T) {
 
 	p := newProject(t, filepath.Dir(node))
 	target, _ := url.Parse("http://" + startHTTPServer(t, p, p.token))
-	proxy := httptest.NewServer(&httputil.ReverseProxy{
+	proxy := httptest.NewUnstartedServer(&httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
 			r.Out.Host = r.In.Host
@@ -72,6 +72,13 @@ func TestConformanceSuite(t *testing.T) {
 		},
 		FlushInterval: -1, // event streams as they come
 	})
+	// One connection per request between the suite and the proxy: with keep-alive,
+	// about one run in four lost a request through the proxy ("terminated", or a
+	// scenario that never ended), where the suite had aborted event streams; run
+	// directly against the server (a build without the token check), it lost none
+	// in 30 runs.
+	proxy.Config.SetKeepAlivesEnabled(false)
+	proxy.Start()
 	defer proxy.Close()
 
 	ran := map[string]bool{}
