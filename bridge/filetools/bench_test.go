@@ -81,7 +81,7 @@ func newBenchClient(b *testing.B, noHistory bool, content string) *benchClient {
 	if noHistory {
 		srv.recordAll = writeOnly
 	}
-	c, err := client.NewInProcessClient(srv.MCP())
+	c, err := client.NewInProcessClient(srv.mcp)
 	if err != nil {
 		b.Fatal(err)
 	}

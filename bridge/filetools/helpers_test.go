@@ -34,7 +34,7 @@ func serveServer(t *testing.T, cfg Config) (*testClient, *Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewInProcessClient(srv.MCP())
+	c, err := client.NewInProcessClient(srv.mcp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,9 +157,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// MCP is the underlying mcp-go server (for transports and in-process tests).
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
-
 const instructions = `mcpdiff's file tools. Every change is recorded in the workspace's edit history, where a person can accept or reject each edit later. Pass the mcp_conversation_id returned by your first file-changing call of a turn on every later one of that turn.`
 
 func selectToolsets(names []string) (map[string]bool, error) {

@@ -63,7 +63,7 @@ func TestClientRootsKeepTheClientsOrder(t *testing.T) {
 					}
 				})
 				mc = client.NewClient(transport.NewIO(clientIn, clientOut, nil), roots)
-			} else if mc, err = client.NewInProcessClientWithOptions(srv.MCP(), roots); err != nil {
+			} else if mc, err = client.NewInProcessClientWithOptions(srv.mcp, roots); err != nil {
 				t.Fatal(err)
 			}
 			c := initialize(t, mc, true)
@@ -275,7 +275,7 @@ func TestQuickToolsAreReadOnlyTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name := range quickTools {
-		tool := srv.MCP().GetTool(name)
+		tool := srv.mcp.GetTool(name)
 		if tool == nil {
 			t.Errorf("%s is not a tool", name)
 			continue

@@ -17,7 +17,7 @@ func TestToolSchemaSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := srv.MCP().ListTools()
+	tools := srv.mcp.ListTools()
 	names := make([]string, 0, len(tools))
 	for name := range tools {
 		names = append(names, name)

@@ -18,16 +18,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/mcpdiff/mcpdiff"
 
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/mcpdiff/mcpdiff/bridge/filetools"
 	"github.com/mcpdiff/mcpdiff/internal/atomicfile"
+	"github.com/mcpdiff/mcpdiff/internal/connlimit"
 	"github.com/mcpdiff/mcpdiff/internal/idelock"
 	"github.com/mcpdiff/mcpdiff/internal/neovims"
 	"github.com/mcpdiff/mcpdiff/internal/userkey"
@@ -48,6 +46,13 @@ type serveOptions struct {
 	nvim     *string
 	maxSize  *int64
 	fsync    *bool
+	limits   httpLimits
+}
+
+// httpLimits bound `serve --http`'s slow clients (SPEC section 12; docs/clients.md).
+type httpLimits struct {
+	header, idle time.Duration
+	conns        int
 }
 
 // serveFlags declares serve's flags (also what its help lists).
@@ -61,6 +66,9 @@ func serveFlags(stderr io.Writer) (*flag.FlagSet, *serveOptions) {
 	o.nvim = fs.String("nvim", "", "Neovim's RPC `address` (default $NVIM): files with unsaved changes there are protected")
 	o.maxSize = fs.Int64("max-file-size", workspace.DefaultMaxFileSize, "largest text file the tools read or edit, in `bytes`")
 	o.fsync = fs.Bool("fsync", false, "fsync each written file and its folder (slower; see docs/behaviour.md)")
+	fs.DurationVar(&o.limits.header, "http-header-timeout", 10*time.Second, "with --http: a connection that has not sent a request's headers within this `duration` is closed")
+	fs.DurationVar(&o.limits.idle, "http-idle-timeout", 2*time.Minute, "with --http: a kept-alive connection idle for this `duration` is closed")
+	fs.IntVar(&o.limits.conns, "http-max-conns", 64, "with --http: the most `connections` open at once; at the limit a new one takes the place of the oldest that is not serving a request")
 	return fs, o
 }
 
@@ -86,6 +94,10 @@ func runServe(args []string, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	if err := o.limits.check(); err != nil {
+		fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
+		return exitUsage
+	}
 	if *toolsets != "" && *toolsets != "all" {
 		cfg.Toolsets = strings.Split(*toolsets, ",")
 	}
@@ -106,7 +118,7 @@ func runServe(args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	if *httpAddr != "" {
-		if err := serveHTTP(srv, *httpAddr, logger); err != nil {
+		if err := serveHTTP(srv, *httpAddr, o.limits, logger); err != nil {
 			fmt.Fprintf(stderr, "mcpdiff serve: %v\n", err)
 			return exitRefused
 		}
@@ -165,7 +177,7 @@ func checkHTTPAddr(addr string) error {
 // serveHTTP serves streamable HTTP on addr, a loopback address (checkHTTPAddr has
 // passed it). Every request must carry "Authorization: Bearer <token>"; the token is
 // printed on start and written, mode 0600, to the file httpTokenPath names.
-func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
+func serveHTTP(srv *filetools.Server, addr string, limits httpLimits, logger *log.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -184,7 +196,7 @@ func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
 	}
 	defer os.Remove(tokenFile)
 
-	mcpHTTP := server.NewStreamableHTTPServer(srv.MCP(), server.WithEndpointPath("/mcp"))
+	mcpHTTP := srv.HTTP("/mcp")
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A web page the user visits can reach 127.0.0.1 too: refuse any request a
 		// browser sent from a page that is not on loopback (its Origin), or that came
@@ -204,18 +216,19 @@ func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
 	logger.Printf("serving MCP on http://%s/mcp", ln.Addr())
 	logger.Printf("bearer token: %s (also in %s)", token, tokenFile)
 
-	// Slow clients are bounded: headers within httpHeaderTimeout, an idle kept-alive
-	// connection closed after httpIdleTimeout, at most httpMaxConns connections at
-	// once (the next wait in the kernel's queue). No write timeout: a client's event
-	// stream (GET /mcp) stays open as long as it wants.
+	// Slow clients are bounded: a request's headers within limits.header, a kept-alive
+	// connection idle for limits.idle closed, at most limits.conns connections at
+	// once, where a new one takes the place of the oldest that waits for headers or
+	// idles (connlimit), so that half-open connections never keep a client out. No
+	// write timeout: a client's event stream (GET /mcp) stays open as long as it wants.
 	httpSrv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: httpHeaderTimeout,
-		IdleTimeout:       httpIdleTimeout,
+		ReadHeaderTimeout: limits.header,
+		IdleTimeout:       limits.idle,
 		MaxHeaderBytes:    64 << 10,
 	}
 	done := make(chan error, 1)
-	go func() { done <- httpSrv.Serve(limitListener(ln, httpMaxConns)) }()
+	go func() { done <- httpSrv.Serve(connlimit.Limit(httpSrv, ln, limits.conns)) }()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	select {
@@ -227,11 +240,16 @@ func serveHTTP(srv *filetools.Server, addr string, logger *log.Logger) error {
 	}
 }
 
-const (
-	httpHeaderTimeout = 10 * time.Second
-	httpIdleTimeout   = 2 * time.Minute
-	httpMaxConns      = 64
-)
+// check refuses limits that would remove a bound.
+func (l httpLimits) check() error {
+	if l.header <= 0 || l.idle <= 0 {
+		return errors.New("--http-header-timeout and --http-idle-timeout must be positive durations (for example 10s)")
+	}
+	if l.conns < 2 {
+		return errors.New("--http-max-conns must be at least 2")
+	}
+	return nil
+}
 
 // refusedOrigin says why a request must be refused for where it comes from ("" when
 // it may go on): an Origin header that is not a loopback origin ("null" included),
@@ -260,39 +278,6 @@ func loopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// limitListener accepts at most n connections at once; the next Accept waits until
-// one of them closes.
-func limitListener(ln net.Listener, n int) net.Listener {
-	return &limitedListener{Listener: ln, slots: make(chan struct{}, n)}
-}
-
-type limitedListener struct {
-	net.Listener
-	slots chan struct{}
-}
-
-func (l *limitedListener) Accept() (net.Conn, error) {
-	l.slots <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
-}
-
-type limitedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }
 
 // httpTokenPath is where `serve --http` writes its bearer token:

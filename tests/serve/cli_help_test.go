@@ -27,7 +27,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		"cleanup": {"--older-than AGE", "--yes"},
 		"restore": {"--file PATH", "--yes"},
 		"adopt":   {"--yes"},
-		"serve":   {"--root", "--toolsets", "--http", "--nvim", "--max-file-size", "--fsync"},
+		"serve":   {"--root", "--toolsets", "--http", "--nvim", "--max-file-size", "--fsync", "--http-header-timeout", "--http-idle-timeout", "--http-max-conns"},
 		"hooks":   {"install", "uninstall", "--agent", "--scope"},
 		"hook":    {"--agent NAME", "--event EVENT"},
 		"version": {},
